@@ -1,0 +1,122 @@
+/** Why a signature header did not verify, in the order the checks run (cheap checks first). */
+export type SignatureFailureReason =
+  | 'missing_signature'
+  | 'malformed_signature'
+  | 'stale_timestamp'
+  | 'future_timestamp'
+  | 'signature_mismatch';
+
+/** Every reason code the receiver can answer with; each maps to exactly one HTTP status. */
+export type ReasonCode =
+  | SignatureFailureReason
+  | 'method_not_allowed'
+  | 'unsupported_media_type'
+  | 'payload_too_large'
+  | 'request_aborted'
+  | 'invalid_json'
+  | 'invalid_event'
+  | 'event_in_progress'
+  | 'handler_failed'
+  | 'handler_timeout'
+  | 'body_already_parsed'
+  | 'store_unavailable'
+  | 'overloaded'
+  | 'shutting_down';
+
+/** The whole HTTP contract of rejections: one status per reason (DESIGN.md, "Outcomes"). */
+export const reasonStatus: Readonly<Record<ReasonCode, number>> = {
+  missing_signature: 401,
+  malformed_signature: 401,
+  stale_timestamp: 401,
+  future_timestamp: 401,
+  signature_mismatch: 401,
+  method_not_allowed: 405,
+  unsupported_media_type: 415,
+  payload_too_large: 413,
+  request_aborted: 400,
+  invalid_json: 400,
+  invalid_event: 422,
+  event_in_progress: 409,
+  handler_failed: 500,
+  handler_timeout: 503,
+  body_already_parsed: 500,
+  store_unavailable: 503,
+  overloaded: 503,
+  shutting_down: 503,
+};
+
+/**
+ * Messages that say what to do. They never contain a secret, a signature or a body:
+ * they are sent to the client and written to logs.
+ */
+export const reasonMessage: Readonly<Record<ReasonCode, string>> = {
+  missing_signature:
+    'The webhook-signature header is missing or empty. Send the header the service signed, or set the signatureHeader option if the service uses another name.',
+  malformed_signature:
+    'The signature header is not of the form t=<unix seconds>,v1=<hex>: it needs exactly one t (digits only) and at least one v1.',
+  stale_timestamp:
+    'The signature timestamp is older than the tolerance. Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.',
+  future_timestamp:
+    'The signature timestamp is further in the future than the tolerance. Check the clock of this server (NTP) or raise toleranceSeconds.',
+  signature_mismatch:
+    'No v1 signature matches the body with any configured secret. Check that the secret is the one of this endpoint and mode, and that the body reaches the receiver as raw bytes, not re-serialized JSON.',
+  method_not_allowed: 'Webhooks are delivered with POST.',
+  unsupported_media_type: 'Webhooks are JSON: send Content-Type: application/json.',
+  payload_too_large: 'The body is larger than maxBodyBytes allows.',
+  request_aborted: 'The request body could not be read to its end (the client closed the connection).',
+  invalid_json: 'The body is not valid JSON.',
+  invalid_event: 'The event does not match its schema.',
+  event_in_progress:
+    'This event is being processed by another delivery right now. Retry after the given delay.',
+  handler_failed: 'A handler for this event failed. The event was not marked as processed; retry it.',
+  handler_timeout:
+    'Handlers for this event are still running past handlerTimeoutMs. Retry later: a finished event is answered as a duplicate.',
+  body_already_parsed:
+    'The receiver got a parsed object instead of the raw request body, so the signature cannot be checked. Mount the webhook route before any JSON body parser (see the README, "Body already parsed").',
+  store_unavailable: 'The dedupe store cannot be reached. Nothing was processed; retry later.',
+  overloaded: 'Too many events are waiting to be processed. Nothing was processed; retry later.',
+  shutting_down: 'The receiver is shutting down. Nothing was processed; retry later.',
+};
+
+/** A mistake in how the library is configured or called: thrown at once, never sent to a client. */
+export class WebhookConfigError extends Error {
+  override name = 'WebhookConfigError';
+}
+
+/**
+ * A raw body that is not bytes or a string: the framework parsed the body before the receiver saw it.
+ * The signature is over the exact bytes sent, so a parsed object can never be verified.
+ */
+export class RawBodyError extends TypeError {
+  override name = 'RawBodyError';
+  readonly code = 'body_already_parsed';
+  constructor(received: unknown, hint?: string) {
+    super(
+      `Expected the raw request body as a Uint8Array/Buffer or string, got ${describe(received)}. ` +
+        (hint ??
+          'The body was parsed before the webhook route saw it. Express: mount the webhook route before express.json(), or use express.raw({ type: "application/json" }) on it. ' +
+            'Fastify: register the messaging-webhooks plugin (it keeps the raw bytes for its route). ' +
+            'Next.js: App Router, use createRouteHandler; Pages Router, export const config = { api: { bodyParser: false } }.'),
+    );
+  }
+}
+
+/** A handler threw, or the pipeline failed around it; passed to onError handlers. */
+export class WebhookHandlerError extends Error {
+  override name = 'WebhookHandlerError';
+  readonly code: ReasonCode;
+  constructor(code: ReasonCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+function describe(value: unknown): string {
+  if (value === null) return 'null';
+  if (value === undefined) return 'undefined';
+  if (typeof value === 'object') {
+    const name = (value as object).constructor?.name;
+    return name && name !== 'Object' ? `an instance of ${name}` : 'a plain object (already-parsed JSON)';
+  }
+  return `a ${typeof value}`;
+}

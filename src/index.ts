@@ -1,0 +1,60 @@
+export {
+  RawBodyError,
+  type ReasonCode,
+  reasonMessage,
+  reasonStatus,
+  type SignatureFailureReason,
+  WebhookConfigError,
+  WebhookHandlerError,
+} from './errors.js';
+export {
+  type Catalogue,
+  type CatalogueEvent,
+  createEventParser,
+  type DefaultEvents,
+  defaultEvents,
+  type EventEnvelope,
+  type EventIssue,
+  type EventType,
+  type KnownEvent,
+  messageDelivered,
+  messageFailed,
+  type UnknownEvent,
+} from './events.js';
+export type {
+  AnyEventHandler,
+  ErrorContext,
+  ErrorHandler,
+  EventHandler,
+  HandlerContext,
+} from './handlers.js';
+export { DEFAULT_SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
+export { type Outcome, REQUEST_ID_HEADER } from './outcome.js';
+export { createReceiver, type Receiver } from './receiver.js';
+export {
+  BODY_TOO_LARGE,
+  type BodyReader,
+  getHeader,
+  type HeaderSource,
+  isJsonContentType,
+  type ReceiveRequest,
+} from './request.js';
+export type { Mode, Secret, Secrets } from './secrets.js';
+export {
+  createVerifier,
+  DEFAULT_TOLERANCE_SECONDS,
+  defaultScheme,
+  type SignatureScheme,
+  type SignOptions,
+  signPayload,
+  signPayloadAsync,
+  type Tolerance,
+  type Verifier,
+  type VerifyOptions,
+  type VerifyResult,
+  verifySignature,
+  verifySignatureAsync,
+} from './signature.js';
+export { type ParsedSignatureHeader, parseSignatureHeader } from './signature-header.js';
+export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './stores/memory.js';
+export type { ClaimResult, DedupeStore, StoreTx } from './stores/types.js';

@@ -1,0 +1,104 @@
+import { WebhookConfigError } from './errors.js';
+import { type Catalogue, type DefaultEvents, defaultEvents } from './events.js';
+import type { Secrets } from './secrets.js';
+import type { SignatureScheme, Tolerance } from './signature.js';
+import { MemoryDedupeStore } from './stores/memory.js';
+import type { DedupeStore } from './stores/types.js';
+
+export const DEFAULT_SIGNATURE_HEADER = 'webhook-signature';
+
+export interface ReceiverOptions<
+  C extends Catalogue = DefaultEvents,
+  S extends DedupeStore<unknown> = DedupeStore,
+> {
+  /** One secret, a list (rotation), or per mode: { live: […], test: […] }. */
+  secrets: Secrets;
+  /** Name of the signature header, looked up case-insensitively. Default `webhook-signature`. */
+  signatureHeader?: string;
+  /** Seconds a signature timestamp may be in the past / future. Default 300 both ways. */
+  toleranceSeconds?: Tolerance;
+  /** Largest body accepted. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /** Where processed events are remembered. Default: a MemoryDedupeStore (one process). */
+  store?: S;
+  /** The event catalogue: type → zod schema of `data`. Default: message.delivered, message.failed. */
+  events?: C;
+  /** Signing algorithm and signed content. Default: HMAC-SHA256 over "<t>." + body, hex. */
+  scheme?: SignatureScheme;
+  /** How long a claim protects an event being processed; a crashed process's claim expires after it. Default 60 s. */
+  leaseMs?: number;
+  /** How long a processed event is remembered; must outlast the service's retry schedule. Default 7 days. */
+  retentionMs?: number;
+  /** Handlers running at once. Default 32. */
+  concurrency?: number;
+  /** Events waiting for a handler slot before new ones get 503 overloaded. Default 1024. */
+  maxQueue?: number;
+  /** 'sync': answer once handlers settle (default). 'async': answer 202 once verified and claimed. */
+  ack?: 'sync' | 'async';
+  /** Answer 503 when handlers run longer (they go on and settle the claim). Default: no limit. */
+  handlerTimeoutMs?: number;
+  /** Retry-After (seconds) sent with 503 answers. Default 5. */
+  retryAfterSeconds?: number;
+  /** Serverless: keeps work alive after an async acknowledgement (per-request waitUntil wins). */
+  waitUntil?: (work: Promise<unknown>) => void;
+  /** Clock in milliseconds, for tests. */
+  now?: () => number;
+}
+
+export type ResolvedOptions<C extends Catalogue, S> = Required<
+  Omit<
+    ReceiverOptions<C, DedupeStore<unknown>>,
+    'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds'
+  >
+> &
+  Pick<ReceiverOptions<C>, 'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds'> & { store: S };
+
+/** Validates options at creation, so a mistake fails at startup with a message, not at the first delivery. */
+export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknown>>(
+  options: ReceiverOptions<C, S>,
+): ResolvedOptions<C, S> {
+  if (typeof options !== 'object' || options === null) {
+    throw new WebhookConfigError('createReceiver needs an options object: createReceiver({ secrets: … }).');
+  }
+  const resolved = {
+    signatureHeader: (options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER).toLowerCase(),
+    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+    store: options.store ?? (new MemoryDedupeStore() as unknown as S),
+    events: options.events ?? (defaultEvents as unknown as C),
+    leaseMs: positive('leaseMs', options.leaseMs, 60_000),
+    retentionMs: positive('retentionMs', options.retentionMs, 7 * 24 * 3600_000),
+    concurrency: positive('concurrency', options.concurrency, 32),
+    maxQueue: positive('maxQueue', options.maxQueue, 1024, true),
+    ack: options.ack ?? 'sync',
+    retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds, 5),
+    now: options.now ?? Date.now,
+    secrets: options.secrets,
+    toleranceSeconds: options.toleranceSeconds,
+    scheme: options.scheme,
+    waitUntil: options.waitUntil,
+    handlerTimeoutMs:
+      options.handlerTimeoutMs === undefined
+        ? undefined
+        : positive('handlerTimeoutMs', options.handlerTimeoutMs, 0),
+  };
+  if (resolved.ack !== 'sync' && resolved.ack !== 'async') {
+    throw new WebhookConfigError(`ack must be 'sync' or 'async', got ${JSON.stringify(resolved.ack)}.`);
+  }
+  const store = resolved.store as Partial<DedupeStore<unknown>>;
+  if (
+    typeof store.claim !== 'function' ||
+    typeof store.complete !== 'function' ||
+    typeof store.release !== 'function'
+  ) {
+    throw new WebhookConfigError('store must implement claim, complete and release (see DedupeStore).');
+  }
+  return resolved;
+}
+
+function positive(name: string, value: number | undefined, fallback: number, allowZero = false): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (value === 0 && !allowZero)) {
+    throw new WebhookConfigError(`${name} must be a positive number, got ${String(value)}.`);
+  }
+  return value;
+}

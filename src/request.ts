@@ -1,0 +1,52 @@
+/** Headers as any runtime has them: a Fetch `Headers`, or Node's object (lowercase keys, arrays for repeats). */
+export type HeaderSource =
+  | { get(name: string): string | null }
+  | Readonly<Record<string, string | readonly string[] | undefined>>;
+
+/** What a body reader returns when the body grew past the limit: it stopped reading, the core answers 413. */
+export const BODY_TOO_LARGE: unique symbol = Symbol('messaging-webhooks.body-too-large');
+
+/**
+ * Reads the body as it streams in and stops past `maxBytes`. Called by the core only after the cheap
+ * checks (method, content type) passed, so a rejected request's body is never buffered.
+ * Rejects when the client went away mid-body.
+ */
+export type BodyReader = (maxBytes: number) => Promise<Uint8Array | string | typeof BODY_TOO_LARGE | unknown>;
+
+/** The neutral shape every adapter turns its framework's request into: `rawBody` or `readBody`, not both. */
+export interface ReceiveRequest {
+  method: string;
+  headers: HeaderSource;
+  /** The body exactly as received. Anything else (a parsed object) is answered 500 body_already_parsed. */
+  rawBody?: Uint8Array | string | unknown;
+  /** For streams: the core calls it when it needs the body (see BodyReader). */
+  readBody?: BodyReader;
+  /** Serverless platforms: keeps the runtime alive for work that outlives the response (ack: 'async'). */
+  waitUntil?: (work: Promise<unknown>) => void;
+}
+
+/** Case-insensitive lookup; repeated headers are joined with a comma as HTTP allows. */
+export function getHeader(headers: HeaderSource, name: string): string | undefined {
+  if (typeof (headers as { get?: unknown }).get === 'function') {
+    return (headers as { get(name: string): string | null }).get(name) ?? undefined;
+  }
+  const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
+  let value = record[name];
+  if (value === undefined) {
+    for (const key in record) {
+      if (key.toLowerCase() === name) {
+        value = record[key];
+        break;
+      }
+    }
+  }
+  return typeof value === 'string' || value === undefined ? value : value.join(',');
+}
+
+/** application/json, or any structured-syntax +json type, parameters ignored. */
+export function isJsonContentType(value: string | undefined): boolean {
+  if (!value) return false;
+  const semicolon = value.indexOf(';');
+  const type = (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
+  return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}

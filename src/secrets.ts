@@ -1,0 +1,82 @@
+import { WebhookConfigError } from './errors.js';
+
+/** A secret as the service shows it (its UTF-8 bytes are the key) or as raw key bytes. */
+export type Secret = string | Uint8Array;
+export type SecretList = Secret | readonly Secret[];
+/** Live and test mode have separate secrets; the mode whose secret verified is reported with the event. */
+export type Secrets = SecretList | { live?: SecretList; test?: SecretList };
+export type Mode = 'live' | 'test';
+
+export interface Key {
+  readonly bytes: Uint8Array;
+  readonly mode: Mode;
+  /** `live[0]`, `test[1]`: names a secret in diagnostics without revealing it. */
+  readonly label: string;
+}
+
+const encoder = new TextEncoder();
+
+/**
+ * Turns the secrets option into keys once, at configuration time, and rejects the usual mistakes
+ * (unset variable, stray newline from a .env file) with a message that names them.
+ * A plain secret or list counts as live; pass { test: … } for test-mode secrets.
+ */
+export function resolveKeys(secrets: Secrets | undefined): Key[] {
+  if (secrets === undefined || secrets === null) {
+    throw new WebhookConfigError(
+      'No webhook secret was given. Pass secrets (for example process.env.WEBHOOK_SECRET) and check that the variable is set.',
+    );
+  }
+  const keys: Key[] = [];
+  if (isModeMap(secrets)) {
+    for (const mode of ['live', 'test'] as const) {
+      const list = secrets[mode];
+      if (list !== undefined) addKeys(keys, list, mode);
+    }
+  } else {
+    addKeys(keys, secrets, 'live');
+  }
+  if (keys.length === 0) {
+    throw new WebhookConfigError(
+      'The secrets option holds no secret. Give at least one live or test secret.',
+    );
+  }
+  return keys;
+}
+
+function addKeys(keys: Key[], list: SecretList, mode: Mode): void {
+  const secrets: readonly Secret[] = Array.isArray(list) ? list : [list as Secret];
+  secrets.forEach((secret, index) => {
+    keys.push({ bytes: toKeyBytes(secret, `${mode}[${index}]`), mode, label: `${mode}[${index}]` });
+  });
+}
+
+function toKeyBytes(secret: Secret, label: string): Uint8Array {
+  if (secret instanceof Uint8Array) {
+    if (secret.byteLength === 0) throw new WebhookConfigError(`Secret ${label} is an empty byte array.`);
+    return secret;
+  }
+  if (typeof secret !== 'string') {
+    throw new WebhookConfigError(`Secret ${label} must be a string or a Uint8Array, got ${typeof secret}.`);
+  }
+  if (secret.length === 0) {
+    throw new WebhookConfigError(
+      `Secret ${label} is an empty string. Is the environment variable that holds it (for example WEBHOOK_SECRET) set?`,
+    );
+  }
+  if (secret.trim() !== secret) {
+    throw new WebhookConfigError(
+      `Secret ${label} has leading or trailing whitespace, most often a newline copied from a .env file or echo. Trim it: the service signs with the secret alone.`,
+    );
+  }
+  return encoder.encode(secret);
+}
+
+function isModeMap(secrets: Secrets): secrets is { live?: SecretList; test?: SecretList } {
+  return (
+    typeof secrets === 'object' &&
+    !(secrets instanceof Uint8Array) &&
+    !Array.isArray(secrets) &&
+    secrets !== null
+  );
+}

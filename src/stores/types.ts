@@ -1,0 +1,31 @@
+/**
+ * Result of an atomic claim. `claimed` carries the owner token that settles it; a late settle with a token
+ * that no longer owns the key (the lease expired and another delivery claimed it) changes nothing.
+ */
+export type ClaimResult =
+  | { status: 'claimed'; token: string }
+  | { status: 'duplicate' }
+  | { status: 'in_flight'; retryAfterMs: number };
+
+/**
+ * Where the receiver remembers which events it has processed. Every method is atomic per key.
+ * A crash between claim and settle leaves a lease that expires: at-least-once, never at-most-once.
+ * `Tx` is what a transactional store hands the handlers as ctx.tx (PostgreSQL: the transaction's client).
+ */
+export interface DedupeStore<Tx = undefined> {
+  /** Claim `key` for `leaseMs` unless it is completed (duplicate) or claimed by a live lease (in_flight). */
+  claim(key: string, leaseMs: number): Promise<ClaimResult>;
+  /** Mark the key processed for `retentionMs`; false if `token` no longer owns it (nothing is changed then). */
+  complete(key: string, token: string, retentionMs: number): Promise<boolean>;
+  /** Drop the claim so the service's retry processes the event again; false if `token` no longer owns it. */
+  release(key: string, token: string): Promise<boolean>;
+  /**
+   * Optional: run the handlers and the completion as one unit of work (one SQL transaction), so the
+   * event's effects and its "processed" mark commit together. When `work` throws, nothing of it commits.
+   */
+  transact?<R>(key: string, token: string, retentionMs: number, work: (tx: Tx) => Promise<R>): Promise<R>;
+  close?(): Promise<void>;
+}
+
+/** The value a store hands handlers as ctx.tx. */
+export type StoreTx<S> = S extends DedupeStore<infer Tx> ? Tx : undefined;

@@ -3,6 +3,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // Every worker's output is captured and scanned for test secrets when the run ends (issue 5).
+    globalSetup: ['test/setup/secret-scan.ts'],
+    setupFiles: ['test/setup/log-capture.ts'],
     testTimeout: 30_000,
     hookTimeout: 180_000,
     typecheck: { enabled: true, include: ['test/**/*.test-d.ts'], tsconfig: './tsconfig.json' },

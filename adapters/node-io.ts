@@ -1,16 +1,38 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BODY_TOO_LARGE, type Outcome } from '../src/index.js';
+import { BODY_TOO_LARGE, type Outcome, type ReceiveRequest } from '../src/index.js';
+import type { AnyReceiver } from './any-receiver.js';
+
+/** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */
+export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawBodyHint'>;
+
+/**
+ * Runs one Node request through the receiver and writes the outcome: the whole job of the node:http,
+ * Express and Next.js Pages adapters, which differ only in where the body comes from.
+ */
+export async function receiveNodeRequest(
+  receiver: AnyReceiver,
+  req: IncomingMessage,
+  res: ServerResponse,
+  body: NodeBodySource = { readBody: (maxBytes) => readNodeBody(req, maxBytes) },
+): Promise<void> {
+  const outcome = await receiver.receive({ method: req.method ?? 'GET', headers: req.headers, ...body });
+  writeNodeOutcome(res, outcome);
+}
 
 /**
  * Reads a Node request body as it streams in and stops once it passes `maxBytes`: an oversized body is never
  * buffered whole. A Content-Length over the limit is refused before a byte is read.
+ * A stream something else already read to its end resolves to undefined at once (never waits for an `end`
+ * that was already emitted): the core answers body_already_parsed.
  */
 export function readNodeBody(
   req: IncomingMessage,
   maxBytes: number,
-): Promise<Uint8Array | typeof BODY_TOO_LARGE> {
+): Promise<Uint8Array | typeof BODY_TOO_LARGE | undefined> {
   const declared = Number(req.headers['content-length']);
   if (declared > maxBytes) return Promise.resolve(BODY_TOO_LARGE);
+  if (req.readableEnded) return Promise.resolve(undefined);
+  if (req.destroyed) return Promise.reject(new Error('The request stream was destroyed before it was read.'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -23,6 +45,7 @@ export function readNodeBody(
     const onData = (chunk: Buffer) => {
       size += chunk.length;
       if (size > maxBytes) {
+        // Stop buffering; Node discards the rest once the response is written, and the connection is closed.
         cleanup();
         resolve(BODY_TOO_LARGE);
         return;

@@ -1,21 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Receiver } from '../src/index.js';
-import { readNodeBody, writeNodeOutcome } from './node-io.js';
-
-// biome-ignore lint/suspicious/noExplicitAny: a receiver of any catalogue and store can be mounted
-type AnyReceiver = Receiver<any, any>;
+import type { AnyReceiver } from './any-receiver.js';
+import { receiveNodeRequest } from './node-io.js';
 
 /** A node:http request listener: `http.createServer(createNodeHandler(receiver))`. */
 export function createNodeHandler(
   receiver: AnyReceiver,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
-    void receiver
-      .receive({
-        method: req.method ?? 'GET',
-        headers: req.headers,
-        readBody: (maxBytes) => readNodeBody(req, maxBytes),
-      })
-      .then((outcome) => writeNodeOutcome(res, outcome));
+    // receive() never rejects; only writing to a response someone else already wrote can.
+    receiveNodeRequest(receiver, req, res).catch((error: Error) => res.destroy(error));
   };
 }

@@ -28,6 +28,9 @@ export type {
   EventHandler,
   HandlerContext,
 } from './handlers.js';
+export type { RejectionDiagnostics, SignatureHeaderShape } from './observability/diagnostics.js';
+export type { Logger, RequestLogFields } from './observability/logger.js';
+export type { MetricsSeries, MetricsSnapshot } from './observability/metrics.js';
 export { DEFAULT_SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
 export { type Outcome, REQUEST_ID_HEADER } from './outcome.js';
 export { createReceiver, type Receiver } from './receiver.js';
@@ -56,5 +59,14 @@ export {
   verifySignatureAsync,
 } from './signature.js';
 export { type ParsedSignatureHeader, parseSignatureHeader } from './signature-header.js';
+export {
+  isNewerStatus,
+  type MessageStatus,
+  type StatusRecord,
+  shouldApply,
+  statusOfEvent,
+  statusRank,
+} from './status-order.js';
+export { type FailOpenOptions, failOpen } from './stores/fail-open.js';
 export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './stores/memory.js';
 export type { ClaimResult, DedupeStore, StoreTx } from './stores/types.js';

@@ -1,5 +1,6 @@
 import { WebhookConfigError } from './errors.js';
 import { type Catalogue, type DefaultEvents, defaultEvents } from './events.js';
+import type { Logger } from './observability/logger.js';
 import type { Secrets } from './secrets.js';
 import type { SignatureScheme, Tolerance } from './signature.js';
 import { MemoryDedupeStore } from './stores/memory.js';
@@ -35,12 +36,18 @@ export interface ReceiverOptions<
   maxQueue?: number;
   /** 'sync': answer once handlers settle (default). 'async': answer 202 once verified and claimed. */
   ack?: 'sync' | 'async';
-  /** Answer 503 when handlers run longer (they go on and settle the claim). Default: no limit. */
+  /**
+   * Answer 503 handler_timeout when an event is not settled this long after it was claimed (waiting for a
+   * slot counts). Its handlers go on and settle the claim: the retry gets a duplicate or runs it again.
+   * Default: no limit.
+   */
   handlerTimeoutMs?: number;
   /** Retry-After (seconds) sent with 503 answers. Default 5. */
   retryAfterSeconds?: number;
   /** Serverless: keeps work alive after an async acknowledgement (per-request waitUntil wins). */
   waitUntil?: (work: Promise<unknown>) => void;
+  /** pino, or any `{ info, warn, error }(fields, message)`: one line per request. Default: no logging. */
+  logger?: Logger;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
 }
@@ -48,10 +55,12 @@ export interface ReceiverOptions<
 export type ResolvedOptions<C extends Catalogue, S> = Required<
   Omit<
     ReceiverOptions<C, DedupeStore<unknown>>,
-    'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds'
+    'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds' | 'logger'
   >
 > &
-  Pick<ReceiverOptions<C>, 'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds'> & { store: S };
+  Pick<ReceiverOptions<C>, 'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds' | 'logger'> & {
+    store: S;
+  };
 
 /** Validates options at creation, so a mistake fails at startup with a message, not at the first delivery. */
 export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknown>>(
@@ -76,6 +85,7 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     toleranceSeconds: options.toleranceSeconds,
     scheme: options.scheme,
     waitUntil: options.waitUntil,
+    logger: options.logger,
     handlerTimeoutMs:
       options.handlerTimeoutMs === undefined
         ? undefined
@@ -83,6 +93,15 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
   };
   if (resolved.ack !== 'sync' && resolved.ack !== 'async') {
     throw new WebhookConfigError(`ack must be 'sync' or 'async', got ${JSON.stringify(resolved.ack)}.`);
+  }
+  const logger = resolved.logger as Partial<Logger> | undefined;
+  if (
+    logger !== undefined &&
+    (typeof logger?.info !== 'function' ||
+      typeof logger.warn !== 'function' ||
+      typeof logger.error !== 'function')
+  ) {
+    throw new WebhookConfigError('logger must have info, warn and error methods (pino, or console-like).');
   }
   const store = resolved.store as Partial<DedupeStore<unknown>>;
   if (

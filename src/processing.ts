@@ -4,7 +4,7 @@ import type { Catalogue } from './events.js';
 import type { ErrorContext, HandlerContext, HandlerRegistry } from './handlers.js';
 import type { DedupeStore } from './stores/types.js';
 
-/** How a claimed event ended: its claim is completed, released, or given up at shutdown. */
+/** How a claimed event ended for its request: claim completed, released, or given up at shutdown. */
 export type Settlement =
   | { status: 'completed' }
   | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' }
@@ -17,6 +17,30 @@ export interface ClaimedEvent<Tx> {
   errorContext: ErrorContext;
 }
 
+export interface ProcessorOptions<Tx> {
+  store: DedupeStore<Tx>;
+  retentionMs: number;
+  concurrency: number;
+  maxQueue: number;
+}
+
+/**
+ * queued → running → settling → done, or queued/running → abandoned when close() gives up on it.
+ * Only one of the two branches settles the claim, so a claim is completed or released exactly once.
+ */
+type EntryState = 'queued' | 'running' | 'settling' | 'done' | 'abandoned';
+
+interface Entry<Tx> {
+  readonly claimed: ClaimedEvent<Tx>;
+  state: EntryState;
+  answer: (settlement: Settlement) => void;
+  /** Resolves once the entry left the processor (settled or abandoned). */
+  finished: Promise<void>;
+}
+
+const ABANDONED: Settlement = { status: 'abandoned' };
+const COMPLETED: Settlement = { status: 'completed' };
+
 export const TIMED_OUT: unique symbol = Symbol('timed out');
 
 /**
@@ -24,38 +48,89 @@ export const TIMED_OUT: unique symbol = Symbol('timed out');
  * handler succeeded, release when one failed, so the service's retry runs the event again.
  */
 export class Processor<C extends Catalogue, Tx> {
-  readonly queue: PQueue;
-  readonly #claims = new Set<ClaimedEvent<Tx>>();
+  readonly #queue: PQueue;
+  readonly #entries = new Set<Entry<Tx>>();
+  /** Queue slots taken by requests that are claiming their event right now. */
+  #reserved = 0;
+  /** Requests past the shutdown check that have not answered yet. */
+  #admitted = 0;
   #cutOff = false;
-  #signalCutOff!: (value: Settlement) => void;
-  /** Resolves when close() gives up on unfinished work: every waiting response then answers shutting_down. */
-  readonly cutOff = new Promise<Settlement>((resolve) => {
-    this.#signalCutOff = resolve;
-  });
+  #idleWaiters: (() => void)[] = [];
 
   constructor(
     readonly registry: HandlerRegistry<C, Tx>,
-    readonly store: DedupeStore<Tx>,
-    readonly retentionMs: number,
-    concurrency: number,
+    readonly options: ProcessorOptions<Tx>,
   ) {
-    this.queue = new PQueue({ concurrency });
+    this.#queue = new PQueue({ concurrency: options.concurrency });
+  }
+
+  get running(): number {
+    return this.#queue.pending;
   }
 
   get waiting(): number {
-    return this.queue.size;
+    return this.#queue.size;
   }
 
-  /** Never rejects: failures are reported to onError and returned as a settlement. */
+  /** A request entered the pipeline; close() waits for it. Pair with leave(). */
+  enter(): void {
+    this.#admitted++;
+  }
+
+  leave(): void {
+    this.#admitted--;
+    this.#notifyIfIdle();
+  }
+
+  /**
+   * Takes a slot before the event is claimed, so that a full queue turns it away unclaimed and the
+   * service's retry finds it free. Room is `concurrency` running plus `maxQueue` waiting.
+   */
+  reserve(): boolean {
+    const load = this.#queue.pending + this.#queue.size + this.#reserved;
+    if (load >= this.options.concurrency + this.options.maxQueue) return false;
+    this.#reserved++;
+    return true;
+  }
+
+  /** The claim did not give an event to process (duplicate, in flight, store error): free the slot. */
+  unreserve(): void {
+    this.#reserved--;
+  }
+
+  /**
+   * Runs the handlers of a claimed event (uses the slot reserve() took) and settles its claim. The promise
+   * answers the request and never rejects: failures are reported to onError and returned as a settlement.
+   */
   process(claimed: ClaimedEvent<Tx>): Promise<Settlement> {
-    this.#claims.add(claimed);
-    return this.queue.add(() => this.#run(claimed)) as Promise<Settlement>;
+    this.#reserved--;
+    if (this.#cutOff) {
+      // Claimed while close() was giving up: hand the event straight back to the service's retry.
+      return this.#release(claimed).then(() => ABANDONED);
+    }
+    let answer!: (settlement: Settlement) => void;
+    const answered = new Promise<Settlement>((resolve) => {
+      answer = resolve;
+    });
+    const entry: Entry<Tx> = { claimed, state: 'queued', answer, finished: Promise.resolve() };
+    this.#entries.add(entry);
+    entry.finished = this.#queue
+      .add(() => this.#run(entry))
+      .catch(async (error: unknown) => {
+        // #run handles every expected failure; anything here is a bug: hand the event back, never leave it hanging.
+        if (entry.state === 'queued' || entry.state === 'running') await this.#release(claimed);
+        await this.#report('store_unavailable', error, claimed);
+        this.#finish(entry, { status: 'failed', reason: 'store_unavailable' });
+      });
+    return answered;
   }
 
-  async #run(claimed: ClaimedEvent<Tx>): Promise<Settlement> {
-    if (this.#cutOff) return { status: 'abandoned' };
+  async #run(entry: Entry<Tx>): Promise<void> {
+    if (entry.state !== 'queued') return; // abandoned while waiting: its claim is already released
+    entry.state = 'running';
+    const { claimed } = entry;
     const { event, ctx, token } = claimed;
-    const key = ctx.dedupeKey;
+    const { store, retentionMs } = this.options;
     let handlerError: unknown;
     const dispatch = async (tx: Tx) => {
       try {
@@ -65,49 +140,78 @@ export class Processor<C extends Catalogue, Tx> {
         throw handlerError;
       }
     };
+    let failure: { reason: 'handler_failed' | 'store_unavailable'; error: unknown } | undefined;
     try {
-      if (this.store.transact) {
-        await this.store.transact(key, token, this.retentionMs, dispatch);
-      } else {
-        await dispatch(undefined as Tx);
-      }
+      if (store.transact) await store.transact(ctx.dedupeKey, token, retentionMs, dispatch);
+      else await dispatch(undefined as Tx);
     } catch (error) {
-      this.#claims.delete(claimed);
-      const reason = handlerError !== undefined ? 'handler_failed' : 'store_unavailable';
-      await this.#release(claimed);
-      await this.#report(reason, error, claimed);
-      return { status: 'failed', reason };
+      failure = { reason: handlerError !== undefined ? 'handler_failed' : 'store_unavailable', error };
     }
-    this.#claims.delete(claimed);
-    if (!this.store.transact) {
+    // Cut off by close() while the handlers ran: the claim was released and the request answered then.
+    if ((entry.state as EntryState) === 'abandoned') return;
+    entry.state = 'settling';
+    if (failure) {
+      await this.#release(claimed);
+      await this.#report(failure.reason, failure.error, claimed);
+      this.#finish(entry, { status: 'failed', reason: failure.reason });
+      return;
+    }
+    if (!store.transact) {
       // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only
       // means the lease expires and a later retry may run the event again (at-least-once).
       try {
-        const owned = await this.store.complete(key, token, this.retentionMs);
+        const owned = await store.complete(ctx.dedupeKey, token, retentionMs);
         if (!owned)
           await this.#report('store_unavailable', new Error('claim expired before completion'), claimed);
       } catch (error) {
         await this.#report('store_unavailable', error, claimed);
       }
     }
-    return { status: 'completed' };
+    this.#finish(entry, COMPLETED);
   }
 
-  /** Stop taking work; after `timeoutMs`, release the claims of unfinished events so retries run them. */
+  #finish(entry: Entry<Tx>, settlement: Settlement): void {
+    entry.state = settlement === ABANDONED ? 'abandoned' : 'done';
+    this.#entries.delete(entry);
+    entry.answer(settlement);
+    this.#notifyIfIdle();
+  }
+
+  /**
+   * Waits for admitted requests and claimed events to finish. After `timeoutMs` it gives up: events still
+   * waiting or running have their claims released (the service's retry runs them) and their requests are
+   * answered shutting_down; settlements already under way are awaited.
+   */
   async drain(timeoutMs: number | undefined): Promise<void> {
-    const idle = this.queue.onIdle();
+    const idle = new Promise<void>((resolve) => {
+      this.#idleWaiters.push(resolve);
+      this.#notifyIfIdle();
+    });
     const result = timeoutMs === undefined ? await idle : await withTimeout(idle, timeoutMs);
     if (result !== TIMED_OUT) return;
     this.#cutOff = true;
-    this.#signalCutOff({ status: 'abandoned' });
-    const claims = [...this.#claims];
-    this.#claims.clear();
-    await Promise.all(claims.map((claimed) => this.#release(claimed)));
+    const pending: Promise<unknown>[] = [];
+    for (const entry of this.#entries) {
+      if (entry.state === 'queued' || entry.state === 'running') {
+        entry.state = 'abandoned';
+        pending.push(this.#release(entry.claimed).then(() => this.#finish(entry, ABANDONED)));
+      } else {
+        pending.push(entry.finished);
+      }
+    }
+    await Promise.all(pending);
+  }
+
+  #notifyIfIdle(): void {
+    if (this.#admitted > 0 || this.#entries.size > 0 || this.#idleWaiters.length === 0) return;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   async #release(claimed: ClaimedEvent<Tx>): Promise<void> {
     try {
-      await this.store.release(claimed.ctx.dedupeKey, claimed.token);
+      await this.options.store.release(claimed.ctx.dedupeKey, claimed.token);
     } catch (error) {
       // The lease expires by itself; until then a retry answers 409 event_in_progress.
       await this.#report('store_unavailable', error, claimed);

@@ -1,4 +1,4 @@
-import { byteLength, randomId, sha256Hex, utf8Text } from './crypto-backend.js';
+import { byteLength, digestLength, randomId, sha256Hex, utf8Text } from './crypto-backend.js';
 import { RawBodyError, type ReasonCode, WebhookHandlerError } from './errors.js';
 import type { CatalogueEvent } from './events.js';
 import { type Catalogue, createEventParser, type DefaultEvents, type EventType } from './events.js';
@@ -9,11 +9,13 @@ import {
   type EventHandler,
   HandlerRegistry,
 } from './handlers.js';
+import { MetricsRecorder, type MetricsSnapshot } from './observability/metrics.js';
+import { createRequestObserver, type RequestTrace } from './observability/request-observer.js';
 import { type ReceiverOptions, resolveOptions } from './options.js';
 import { acceptedOutcome, type Outcome, type RejectionDetails, rejectedOutcome } from './outcome.js';
 import { Processor, type Settlement, TIMED_OUT, withTimeout } from './processing.js';
 import { BODY_TOO_LARGE, getHeader, isJsonContentType, type ReceiveRequest } from './request.js';
-import { createVerifier } from './signature.js';
+import { createVerifier, defaultScheme } from './signature.js';
 import type { MemoryDedupeStore } from './stores/memory.js';
 import type { DedupeStore, StoreTx } from './stores/types.js';
 
@@ -27,8 +29,14 @@ export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
   onError(handler: ErrorHandler): this;
   /** The whole pipeline: request checks, verify, parse, claim, dispatch, settle. Never rejects. */
   receive(request: ReceiveRequest): Promise<Outcome>;
-  /** New requests get 503 shutting_down; waits for handlers, releases the claims of those cut off by the timeout. */
+  /**
+   * New requests get 503 shutting_down; waits for admitted requests and handlers. After `timeoutMs` the
+   * claims of events not finished are released (the service's retry runs them) and their requests answered
+   * 503 shutting_down. Calling it again returns the same promise.
+   */
   close(options?: { timeoutMs?: number }): Promise<void>;
+  /** Counters and duration histogram per outcome and event type since creation, and the queue right now. */
+  metrics(): MetricsSnapshot;
   /** Settings adapters need (to stop reading a body past the limit while it streams in). */
   readonly limits: { readonly maxBodyBytes: number };
 }
@@ -46,20 +54,29 @@ export function createReceiver<
   const verifier = createVerifier(opts);
   const parseEvent = createEventParser(opts.events);
   const registry = new HandlerRegistry<C, Tx>();
-  const processor = new Processor<C, Tx>(
-    registry,
-    opts.store as unknown as DedupeStore<Tx>,
-    opts.retentionMs,
-    opts.concurrency,
-  );
+  const processor = new Processor<C, Tx>(registry, {
+    store: opts.store as unknown as DedupeStore<Tx>,
+    retentionMs: opts.retentionMs,
+    concurrency: opts.concurrency,
+    maxQueue: opts.maxQueue,
+  });
+  const metrics = new MetricsRecorder();
+  const observe = createRequestObserver({
+    logger: opts.logger,
+    metrics,
+    now: opts.now,
+    diagnostics: {
+      signatureHeader: opts.signatureHeader,
+      digestLength: digestLength[(opts.scheme ?? defaultScheme).hash],
+      secretLabels: verifier.secretLabels,
+    },
+  });
   const retryAfter = { retryAfterSeconds: opts.retryAfterSeconds };
-  let closing = false;
+  let closed: Promise<void> | undefined;
 
-  async function receive(request: ReceiveRequest): Promise<Outcome> {
-    const requestId = `req_${randomId()}`;
+  async function receive(request: ReceiveRequest, requestId: string, trace: RequestTrace): Promise<Outcome> {
     const reject = (reason: ReasonCode, details?: RejectionDetails) =>
       rejectedOutcome(reason, requestId, details);
-    if (closing) return reject('shutting_down', retryAfter);
     if (typeof request?.method !== 'string' || request.method.toUpperCase() !== 'POST') {
       return reject('method_not_allowed', { headers: { allow: 'POST' } });
     }
@@ -73,7 +90,7 @@ export function createReceiver<
     }
     if (body === BODY_TOO_LARGE) return reject('payload_too_large');
     if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-      const error = new RawBodyError(body);
+      const error = new RawBodyError(body, request.rawBodyHint);
       await registry.reportError(new WebhookHandlerError('body_already_parsed', error.message), {
         requestId,
         reason: 'body_already_parsed',
@@ -81,6 +98,7 @@ export function createReceiver<
       return reject('body_already_parsed', { message: error.message });
     }
     if (byteLength(body) > opts.maxBodyBytes) return reject('payload_too_large');
+    trace.body = body;
 
     const header = getHeader(request.headers, opts.signatureHeader);
     const verified = await verifier.verifyAsync(body, header, Math.floor(opts.now() / 1000));
@@ -112,19 +130,21 @@ export function createReceiver<
     if (event.id !== undefined) errorContext.eventId = event.id;
 
     // Before claiming: a retry of an event turned away here finds it unclaimed.
-    if (processor.waiting >= opts.maxQueue) return tag(reject('overloaded', retryAfter));
+    if (!processor.reserve()) return tag(reject('overloaded', retryAfter));
     let claim: Awaited<ReturnType<DedupeStore['claim']>>;
     try {
       claim = await opts.store.claim(dedupeKey, opts.leaseMs);
     } catch (cause) {
+      processor.unreserve();
       await registry.reportError(
         new WebhookHandlerError('store_unavailable', 'The dedupe store failed to claim an event.', { cause }),
         { ...errorContext, reason: 'store_unavailable' },
       );
       return tag(reject('store_unavailable', retryAfter));
     }
-    if (claim.status === 'duplicate') return tag(acceptedOutcome(requestId, 200, true));
-    if (claim.status === 'in_flight') {
+    if (claim.status !== 'claimed') {
+      processor.unreserve();
+      if (claim.status === 'duplicate') return tag(acceptedOutcome(requestId, 200, true));
       return tag(
         reject('event_in_progress', { retryAfterSeconds: Math.max(1, Math.ceil(claim.retryAfterMs / 1000)) }),
       );
@@ -133,13 +153,59 @@ export function createReceiver<
     const ctx = { requestId, mode, timestamp: verified.timestamp, dedupeKey, tx: undefined as Tx };
     const work = processor.process({ event, ctx, token: claim.token, errorContext });
     if (opts.ack === 'async') {
-      (request.waitUntil ?? opts.waitUntil)?.(work);
+      await keepAlive(request.waitUntil ?? opts.waitUntil, work, errorContext);
       return tag(acceptedOutcome(requestId, 202));
     }
-    const racing = Promise.race([work, processor.cutOff]);
     const settled =
-      opts.handlerTimeoutMs === undefined ? await racing : await withTimeout(racing, opts.handlerTimeoutMs);
+      opts.handlerTimeoutMs === undefined ? await work : await withTimeout(work, opts.handlerTimeoutMs);
     return tag(settlementOutcome(settled, reject, requestId, retryAfter));
+  }
+
+  /** Hands async work to the platform (waitUntil); the event is already queued, so a throwing hook only gets reported. */
+  async function keepAlive(
+    waitUntil: ((work: Promise<unknown>) => void) | undefined,
+    work: Promise<Settlement>,
+    errorContext: ErrorContext,
+  ): Promise<void> {
+    if (!waitUntil) return;
+    try {
+      waitUntil(work);
+    } catch (cause) {
+      await registry.reportError(
+        new WebhookHandlerError(
+          'handler_failed',
+          'waitUntil threw; the event is processed in this process anyway.',
+          {
+            cause,
+          },
+        ),
+        errorContext,
+      );
+    }
+  }
+
+  async function guardedReceive(
+    request: ReceiveRequest,
+    requestId: string,
+    trace: RequestTrace,
+  ): Promise<Outcome> {
+    if (closed) return rejectedOutcome('shutting_down', requestId, retryAfter);
+    processor.enter();
+    try {
+      return await receive(request, requestId, trace);
+    } catch (cause) {
+      // Only a bug can get here (every expected failure is an outcome); still never crash the server.
+      await registry.reportError(
+        new WebhookHandlerError('handler_failed', 'Unexpected receiver error.', { cause }),
+        {
+          requestId,
+          reason: 'handler_failed',
+        },
+      );
+      return rejectedOutcome('handler_failed', requestId);
+    } finally {
+      processor.leave();
+    }
   }
 
   const receiver: Receiver<C, Tx> = {
@@ -160,24 +226,19 @@ export function createReceiver<
       return receiver;
     },
     async receive(request) {
-      try {
-        return await receive(request);
-      } catch (cause) {
-        // Only a bug can get here (every expected failure is an outcome); still never crash the server.
-        const requestId = `req_${randomId()}`;
-        await registry.reportError(
-          new WebhookHandlerError('handler_failed', 'Unexpected receiver error.', { cause }),
-          {
-            requestId,
-            reason: 'handler_failed',
-          },
-        );
-        return rejectedOutcome('handler_failed', requestId);
-      }
+      const started = performance.now();
+      const trace: RequestTrace = { body: undefined };
+      const outcome = await guardedReceive(request, `req_${randomId()}`, trace);
+      const logged = observe(outcome, request, trace, performance.now() - started);
+      if (logged) await logged;
+      return outcome;
     },
-    async close(closeOptions = {}) {
-      closing = true;
-      await processor.drain(closeOptions.timeoutMs);
+    close(closeOptions = {}) {
+      closed ??= processor.drain(closeOptions.timeoutMs);
+      return closed;
+    },
+    metrics() {
+      return metrics.snapshot({ running: processor.running, waiting: processor.waiting });
     },
     limits: { maxBodyBytes: opts.maxBodyBytes },
   };

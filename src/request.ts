@@ -3,8 +3,12 @@ export type HeaderSource =
   | { get(name: string): string | null }
   | Readonly<Record<string, string | readonly string[] | undefined>>;
 
-/** What a body reader returns when the body grew past the limit: it stopped reading, the core answers 413. */
-export const BODY_TOO_LARGE: unique symbol = Symbol('messaging-webhooks.body-too-large');
+/**
+ * What a body reader returns when the body grew past the limit: it stopped reading, the core answers 413.
+ * From the global symbol registry, so that an adapter and a receiver loaded from two copies of the package
+ * (a bundler splitting routes, a receiver shared on globalThis) still agree on it.
+ */
+export const BODY_TOO_LARGE: unique symbol = Symbol.for('messaging-webhooks.body-too-large');
 
 /**
  * Reads the body as it streams in and stops past `maxBytes`. Called by the core only after the cheap
@@ -21,6 +25,8 @@ export interface ReceiveRequest {
   rawBody?: Uint8Array | string | unknown;
   /** For streams: the core calls it when it needs the body (see BodyReader). */
   readBody?: BodyReader;
+  /** How to fix the mounting in this framework: ends the body_already_parsed message when the body is not bytes. */
+  rawBodyHint?: string;
   /** Serverless platforms: keeps the runtime alive for work that outlives the response (ack: 'async'). */
   waitUntil?: (work: Promise<unknown>) => void;
 }

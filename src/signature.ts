@@ -1,12 +1,15 @@
 import {
+  allocBytes,
+  type Digest,
+  decodeHexInto,
   digestLength,
-  fromHex,
   type HashName,
   hasSyncCrypto,
   hmacAsync,
   hmacSync,
+  prepareHmacKey,
   type SignedPiece,
-  timingSafeEqual,
+  timingSafeEqualAt,
   toHex,
 } from './crypto-backend.js';
 import { RawBodyError, type SignatureFailureReason, WebhookConfigError } from './errors.js';
@@ -51,6 +54,8 @@ export interface VerifyOptions extends VerifierOptions {
 }
 
 export interface Verifier {
+  /** Labels of the secrets (`live[0]`, `test[1]`) in the order an HMAC is tried: names them in diagnostics. */
+  readonly secretLabels: readonly string[];
   /** Sync where node:crypto exists. */
   verify(payload: string | Uint8Array, header: string | null | undefined, now?: number): VerifyResult;
   /** Works everywhere (Web Crypto fallback for edge runtimes). */
@@ -63,40 +68,58 @@ export interface Verifier {
 
 /** Resolves secrets and options once; use it on hot paths instead of verifySignature. */
 export function createVerifier(options: VerifierOptions): Verifier {
-  const keys = resolveKeys(options.secrets);
+  const keys = resolveKeys(options.secrets).map((key) => ({ ...key, hmacKey: prepareHmacKey(key.bytes) }));
   const scheme = options.scheme ?? defaultScheme;
   const { past, future } = resolveTolerance(options.toleranceSeconds);
   const length = digestLength[scheme.hash];
 
-  type Prepared = { ok: true; timestamp: number; pieces: readonly SignedPiece[]; candidates: Uint8Array[] };
+  type Prepared = {
+    ok: true;
+    timestamp: number;
+    pieces: readonly SignedPiece[];
+    /** The v1 values that decoded, one after the other, `count` of them. */
+    candidates: Uint8Array;
+    count: number;
+  };
+  // Decoded v1 values of the synchronous path, reused call after call; the async path awaits between
+  // decoding and comparing, so it decodes into its own bytes.
+  let scratch = allocBytes(4 * length);
   // Header and timestamp first: a flood of stale or garbled requests costs no HMAC.
   const prepare = (
     payload: unknown,
     header: string | null | undefined,
     now: number,
+    reuseScratch: boolean,
   ): Prepared | Extract<VerifyResult, { ok: false }> => {
     if (typeof payload !== 'string' && !(payload instanceof Uint8Array)) throw new RawBodyError(payload);
     const parsed = parseSignatureHeader(header);
     if (!parsed.ok) return parsed;
-    const age = now - parsed.timestamp;
-    if (age > past) return { ok: false, reason: 'stale_timestamp', timestamp: parsed.timestamp };
-    if (-age > future) return { ok: false, reason: 'future_timestamp', timestamp: parsed.timestamp };
-    const candidates: Uint8Array[] = [];
-    for (const hex of parsed.signatures) {
-      const bytes = fromHex(hex, length);
-      if (bytes) candidates.push(bytes);
+    const { timestamp, signatures } = parsed;
+    const age = now - timestamp;
+    if (age > past) return { ok: false, reason: 'stale_timestamp', timestamp };
+    if (-age > future) return { ok: false, reason: 'future_timestamp', timestamp };
+    const needed = signatures.length * length;
+    let candidates = reuseScratch ? scratch : allocBytes(needed);
+    if (candidates.length < needed) {
+      candidates = allocBytes(needed);
+      if (reuseScratch) scratch = candidates;
     }
+    let count = 0;
+    for (const hex of signatures) if (decodeHexInto(hex, candidates, count * length, length)) count++;
+    // No v1 of the digest's size in hex: nothing could match, so no HMAC.
+    if (count === 0) return { ok: false, reason: 'signature_mismatch', timestamp };
     return {
       ok: true,
-      timestamp: parsed.timestamp,
+      timestamp,
       pieces: scheme.signedContent(parsed.timestampText, payload),
       candidates,
+      count,
     };
   };
 
-  const match = (prepared: Prepared, key: Key, expected: Uint8Array): VerifyResult | undefined => {
-    for (const candidate of prepared.candidates) {
-      if (timingSafeEqual(expected, candidate)) {
+  const match = (prepared: Prepared, key: Key, expected: Digest): VerifyResult | undefined => {
+    for (let i = 0; i < prepared.count; i++) {
+      if (timingSafeEqualAt(prepared.candidates, i * length, expected)) {
         return { ok: true, timestamp: prepared.timestamp, mode: key.mode, secretLabel: key.label };
       }
     }
@@ -108,24 +131,25 @@ export function createVerifier(options: VerifierOptions): Verifier {
     timestamp: prepared.timestamp,
   });
 
+  function verify(payload: string | Uint8Array, header: string | null | undefined, now = nowSeconds()) {
+    const prepared = prepare(payload, header, now, true);
+    if (!prepared.ok) return prepared;
+    for (const key of keys) {
+      const found = match(prepared, key, hmacSync(scheme.hash, key.hmacKey, prepared.pieces));
+      if (found) return found;
+    }
+    return mismatch(prepared);
+  }
+
   return {
-    verify(payload, header, now = nowSeconds()) {
-      const prepared = prepare(payload, header, now);
-      if (!prepared.ok) return prepared;
-      if (prepared.candidates.length === 0) return mismatch(prepared);
-      for (const key of keys) {
-        const found = match(prepared, key, hmacSync(scheme.hash, key.bytes, prepared.pieces));
-        if (found) return found;
-      }
-      return mismatch(prepared);
-    },
+    secretLabels: keys.map((key) => key.label),
+    verify,
     async verifyAsync(payload, header, now = nowSeconds()) {
-      if (hasSyncCrypto) return this.verify(payload, header, now);
-      const prepared = prepare(payload, header, now);
+      if (hasSyncCrypto) return verify(payload, header, now);
+      const prepared = prepare(payload, header, now, false);
       if (!prepared.ok) return prepared;
-      if (prepared.candidates.length === 0) return mismatch(prepared);
       for (const key of keys) {
-        const found = match(prepared, key, await hmacAsync(scheme.hash, key.bytes, prepared.pieces));
+        const found = match(prepared, key, await hmacAsync(scheme.hash, key.hmacKey, prepared.pieces));
         if (found) return found;
       }
       return mismatch(prepared);
@@ -134,16 +158,43 @@ export function createVerifier(options: VerifierOptions): Verifier {
 }
 
 /**
+ * The verifier of the last one-shot call, reused while the options are the same: callers of verifySignature
+ * pass the same secret on every request, and resolving it (key import included) costs more than the HMAC
+ * of a small body. Only immutable options are cached (a string secret, a number tolerance), so a mutated
+ * array or object can never be served stale.
+ */
+let lastOneShot:
+  | { secrets: string; tolerance: number | undefined; scheme: unknown; verifier: Verifier }
+  | undefined;
+
+function oneShotVerifier(options: VerifierOptions): Verifier {
+  const { secrets, toleranceSeconds, scheme } = options;
+  const cacheable = typeof secrets === 'string' && typeof toleranceSeconds !== 'object';
+  const last = lastOneShot;
+  if (
+    cacheable &&
+    last?.secrets === secrets &&
+    last.tolerance === toleranceSeconds &&
+    last.scheme === scheme
+  ) {
+    return last.verifier;
+  }
+  const verifier = createVerifier(options);
+  if (cacheable) lastOneShot = { secrets, tolerance: toleranceSeconds, scheme, verifier };
+  return verifier;
+}
+
+/**
  * Verifies a signature header against the raw body. Check order: header, timestamp, then HMAC.
  * Returns a reason instead of throwing; throws only for a payload that is not bytes or a string.
  */
 export function verifySignature(options: VerifyOptions): VerifyResult {
-  return createVerifier(options).verify(options.payload, options.header, options.now);
+  return oneShotVerifier(options).verify(options.payload, options.header, options.now);
 }
 
 /** verifySignature for runtimes without node:crypto (Web Crypto is async). */
 export function verifySignatureAsync(options: VerifyOptions): Promise<VerifyResult> {
-  return createVerifier(options).verifyAsync(options.payload, options.header, options.now);
+  return oneShotVerifier(options).verifyAsync(options.payload, options.header, options.now);
 }
 
 export interface SignOptions {

@@ -1,4 +1,4 @@
-import { randomId } from './crypto-backend.js';
+import type { z } from 'zod';
 import type { DefaultEvents } from './events.js';
 import { DEFAULT_SIGNATURE_HEADER } from './options.js';
 import type { Secret } from './secrets.js';
@@ -6,21 +6,32 @@ import { nowSeconds, type SignatureScheme, signPayload } from './signature.js';
 
 export { signPayload, signPayloadAsync } from './signature.js';
 
+/** Crockford base32, as in ULIDs: the service's ids are a prefix and 26 of these. */
 const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
-/** An id in the service's style: prefix + 26 characters. */
-export function createId(prefix: 'evt_' | 'msg_' | 'req_' | string): string {
-  const random = randomId();
+/** A random id in the service's style: prefix + 26 characters (`evt_01J…`). */
+export function createId(prefix: 'evt_' | 'msg_' | 'req_' | (string & {})): string {
   let out = prefix;
-  for (let i = 0; i < 26; i++) out += ULID_ALPHABET[Number.parseInt(random[i] ?? '0', 16) * 2 + (i & 1)];
+  for (const byte of crypto.getRandomValues(new Uint8Array(26))) out += ULID_ALPHABET[byte & 31];
   return out;
 }
 
-type DataOf<K extends keyof DefaultEvents> = import('zod').output<DefaultEvents[K]>;
+/** A phone number in international format from a range reserved for fiction (+1 555 01xx…). */
+export function createPhoneNumber(): string {
+  const [a = 0, b = 0] = crypto.getRandomValues(new Uint16Array(2));
+  return `+1555${String(a % 1000).padStart(3, '0')}${String(b % 10000).padStart(4, '0')}`;
+}
+
+/** Now, as the service writes timestamps: ISO 8601 with an explicit UTC offset. */
+export function isoTimestamp(date: Date = new Date()): string {
+  return date.toISOString().replace('Z', '+00:00');
+}
+
+type DataOf<K extends keyof DefaultEvents> = z.output<DefaultEvents[K]>;
 
 const defaultData: { [K in keyof DefaultEvents]: () => DataOf<K> } = {
-  'message.delivered': () => ({ message_id: createId('msg_'), to: '+15551234567', operator: 'op_test' }),
-  'message.failed': () => ({ message_id: createId('msg_'), to: '+15551234567', reason: 'unreachable' }),
+  'message.delivered': () => ({ message_id: createId('msg_'), to: createPhoneNumber(), operator: 'op_test' }),
+  'message.failed': () => ({ message_id: createId('msg_'), to: createPhoneNumber(), reason: 'unreachable' }),
 };
 
 export interface TestEvent<T extends string = string, D = unknown> {
@@ -30,16 +41,33 @@ export interface TestEvent<T extends string = string, D = unknown> {
   data: D;
 }
 
-/** A valid event of the catalogue with fresh ids and timestamp; `partial` overrides fields (data is merged). */
+export interface EventOverrides<D> {
+  id?: string;
+  /** ISO 8601 with an offset; a Date is converted. */
+  created_at?: string | Date;
+  data?: D;
+}
+
+/**
+ * A valid event with a fresh `evt_` id and timestamp. Catalogue types get valid default data, which
+ * `partial.data` is merged into; any other type (your own catalogue entries) needs its `data` given.
+ */
 export function createEvent<K extends keyof DefaultEvents>(
   type: K,
-  partial: { id?: string; created_at?: string; data?: Partial<DataOf<K>> } = {},
-): TestEvent<K, DataOf<K>> {
+  partial?: EventOverrides<Partial<DataOf<K>>>,
+): TestEvent<K, DataOf<K>>;
+export function createEvent<T extends string, D>(
+  type: T,
+  partial: EventOverrides<D> & { data: D },
+): TestEvent<T, D>;
+export function createEvent(type: string, partial: EventOverrides<unknown> = {}): TestEvent {
+  const defaults = Object.hasOwn(defaultData, type) ? defaultData[type as keyof DefaultEvents]() : undefined;
+  const { created_at } = partial;
   return {
     id: partial.id ?? createId('evt_'),
     type,
-    created_at: partial.created_at ?? new Date().toISOString().replace('Z', '+00:00'),
-    data: { ...defaultData[type](), ...partial.data } as DataOf<K>,
+    created_at: created_at instanceof Date ? isoTimestamp(created_at) : (created_at ?? isoTimestamp()),
+    data: defaults ? { ...defaults, ...(partial.data as object | undefined) } : partial.data,
   };
 }
 
@@ -47,33 +75,44 @@ export interface SignedRequestOptions {
   secret: Secret;
   /** Unix seconds; default now. */
   timestamp?: number;
+  /** Used by `request`; default http://localhost/webhooks. */
   url?: string;
+  /** Default `webhook-signature`, as the receiver expects. */
   signatureHeader?: string;
   scheme?: SignatureScheme;
 }
 
 export interface SignedRequest {
-  /** The exact bytes that were signed. */
+  /** The exact text that was signed: send it unchanged (supertest: `.set(headers).send(body)`). */
   body: string;
+  /** content-type and the signature header. */
   headers: Record<string, string>;
-  /** The same delivery as a Web Request (POST to `url`, default http://localhost/webhooks). */
-  request: Request;
+  /** The same delivery as a Web Request (POST to `url`). A new Request on each access: a body is read once. */
+  readonly request: Request;
 }
 
-/** Serializes the event once, signs exactly those bytes, and returns them with the headers. */
+/**
+ * Serializes the event once, signs exactly those bytes and returns them with the headers, so a test sends
+ * what was signed. A string event is taken as the body as it is.
+ */
 export function createSignedRequest(event: unknown, options: SignedRequestOptions): SignedRequest {
   const body = typeof event === 'string' ? event : JSON.stringify(event);
-  const timestamp = options.timestamp ?? nowSeconds();
   const signature = signPayload({
     payload: body,
     secret: options.secret,
-    timestamp,
+    timestamp: options.timestamp ?? nowSeconds(),
     ...(options.scheme ? { scheme: options.scheme } : {}),
   });
-  const headers = {
+  const headers: Record<string, string> = {
     'content-type': 'application/json',
-    [options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER]: signature,
+    [(options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER).toLowerCase()]: signature,
   };
-  const request = new Request(options.url ?? 'http://localhost/webhooks', { method: 'POST', headers, body });
-  return { body, headers, request };
+  const url = options.url ?? 'http://localhost/webhooks';
+  return {
+    body,
+    headers,
+    get request() {
+      return new Request(url, { method: 'POST', headers, body });
+    },
+  };
 }

@@ -1,7 +1,10 @@
 import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface MemoryDedupeStoreOptions {
-  /** Most keys kept (in flight + completed). Past it the oldest completed keys go first. Default 100,000. */
+  /**
+   * Most keys kept (in flight + completed). Past it expired keys go first, then the oldest completed ones;
+   * a claim in flight is never evicted. Default 100,000.
+   */
   maxEntries?: number;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
@@ -26,6 +29,13 @@ export class MemoryDedupeStore implements DedupeStore {
   readonly #leases = new Map<string, Lease>();
   /** key → expiry (seconds since #epoch), in insertion order: the oldest completion is first. */
   readonly #completed = new Map<string, number>();
+  /** Latest expiry inserted; an entry below it was completed with a shorter retention, out of order. */
+  #latestExpiry = 0;
+  /**
+   * No out-of-order entry expires before this (a sweep may set it earlier: the earliest of all survivors), so
+   * until then no expired entry hides behind the first one and eviction needs no full pass.
+   */
+  #earliestStray = Number.POSITIVE_INFINITY;
   #nextToken = 0;
 
   constructor(options: MemoryDedupeStoreOptions = {}) {
@@ -42,7 +52,11 @@ export class MemoryDedupeStore implements DedupeStore {
   }
 
   claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    return Promise.resolve(this.claimSync(key, leaseMs));
+    try {
+      return Promise.resolve(this.claimSync(key, leaseMs));
+    } catch (error) {
+      return Promise.reject(error);
+    }
   }
 
   complete(key: string, token: string, retentionMs: number): Promise<boolean> {
@@ -55,6 +69,7 @@ export class MemoryDedupeStore implements DedupeStore {
     return Promise.resolve(true);
   }
 
+  /** Throws when every entry is a live lease: evicting one would let its event run twice at once. */
   claimSync(key: string, leaseMs: number): ClaimResult {
     const now = this.#now();
     const expiry = this.#completed.get(key);
@@ -74,7 +89,10 @@ export class MemoryDedupeStore implements DedupeStore {
     // A lease that expired but was not taken over is still ours: the work did succeed.
     if (this.#leases.get(key)?.token !== token) return false;
     this.#leases.delete(key);
-    this.#completed.set(key, Math.ceil((this.#now() + retentionMs - this.#epoch) / 1000));
+    const expiry = Math.ceil((this.#now() + retentionMs - this.#epoch) / 1000);
+    if (expiry >= this.#latestExpiry) this.#latestExpiry = expiry;
+    else if (expiry < this.#earliestStray) this.#earliestStray = expiry;
+    this.#completed.set(key, expiry);
     return true;
   }
 
@@ -82,20 +100,42 @@ export class MemoryDedupeStore implements DedupeStore {
   clear(): void {
     this.#leases.clear();
     this.#completed.clear();
+    this.#latestExpiry = 0;
+    this.#earliestStray = Number.POSITIVE_INFINITY;
   }
 
+  /** Expired entries go first, then the oldest completions; live leases never. */
   #makeRoom(now: number): void {
     if (this.size < this.maxEntries) return;
     const nowSeconds = (now - this.#epoch) / 1000;
-    // Oldest completions first; with one retention for all keys they are also the first to expire.
+    // With one retention for all keys, insertion order is expiry order: the expired ones are in front.
     for (const [key, expiry] of this.#completed) {
-      if (expiry > nowSeconds && this.size < this.maxEntries) break;
+      if (expiry > nowSeconds) break;
       this.#completed.delete(key);
     }
-    if (this.size < this.maxEntries) return;
-    for (const [key, lease] of this.#leases) {
-      if (lease.expiresAt <= now) this.#leases.delete(key);
-      if (this.size < this.maxEntries) return;
+    if (this.size >= this.maxEntries && this.#earliestStray <= nowSeconds) this.#sweep(nowSeconds);
+    if (this.size >= this.maxEntries) {
+      for (const [key, lease] of this.#leases) if (lease.expiresAt <= now) this.#leases.delete(key);
     }
+    for (const key of this.#completed.keys()) {
+      if (this.size < this.maxEntries) return;
+      this.#completed.delete(key);
+    }
+    if (this.size >= this.maxEntries) {
+      throw new Error(
+        `MemoryDedupeStore is full: all ${this.maxEntries} entries are events being processed right now. ` +
+          'Raise maxEntries above concurrency + maxQueue of the receiver.',
+      );
+    }
+  }
+
+  /** A full pass, only when an entry completed with a shorter retention expired behind the first one. */
+  #sweep(nowSeconds: number): void {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const [key, expiry] of this.#completed) {
+      if (expiry <= nowSeconds) this.#completed.delete(key);
+      else if (expiry < earliest) earliest = expiry;
+    }
+    this.#earliestStray = earliest;
   }
 }

@@ -27,5 +27,5 @@ export interface DedupeStore<Tx = undefined> {
   close?(): Promise<void>;
 }
 
-/** The value a store hands handlers as ctx.tx. */
-export type StoreTx<S> = S extends DedupeStore<infer Tx> ? Tx : undefined;
+/** The value a store hands handlers as ctx.tx; undefined for a store without `transact` (nothing to infer). */
+export type StoreTx<S> = S extends DedupeStore<infer Tx> ? (unknown extends Tx ? undefined : Tx) : undefined;

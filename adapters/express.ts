@@ -1,0 +1,31 @@
+import type { Request, Response } from 'express';
+import type { AnyReceiver } from './any-receiver.js';
+import { type NodeBodySource, readNodeBody, receiveNodeRequest } from './node-io.js';
+
+const EXPRESS_FIX =
+  'In Express, a body parser (express.json(), express.urlencoded(), …) read the body before webhookHandler. ' +
+  "Register app.post('/webhooks', webhookHandler(receiver)) before app.use(express.json()), " +
+  "or mount express.raw({ type: 'application/json' }) on the webhook route, " +
+  'or keep the bytes with express.json({ verify: (req, _res, buf) => { req.rawBody = buf } }).';
+
+/** A request an earlier middleware may have read: express.raw() leaves bytes, a verify callback keeps rawBody. */
+type ExpressRequest = Request & { rawBody?: unknown };
+
+/**
+ * Express 5 route handler: `app.post('/webhooks', webhookHandler(receiver))`.
+ * Reads the raw body from the stream itself, or takes the bytes a parser left behind; when a parser left only
+ * an object, the receiver answers 500 body_already_parsed with the fix above (and tells onError).
+ */
+export function webhookHandler(receiver: AnyReceiver): (req: Request, res: Response) => Promise<void> {
+  return (req, res) => receiveNodeRequest(receiver, req, res, bodySource(req));
+}
+
+function bodySource(req: ExpressRequest): NodeBodySource {
+  if (req.rawBody instanceof Uint8Array) return { rawBody: req.rawBody };
+  const body: unknown = req.body;
+  if (body instanceof Uint8Array || typeof body === 'string') return { rawBody: body };
+  // A parser left an object: passed on as it is, the core answers body_already_parsed with the fix.
+  if (body !== undefined) return { rawBody: body, rawBodyHint: EXPRESS_FIX };
+  // No parser ran, or one read the stream and kept nothing (readNodeBody then resolves at once, without bytes).
+  return { readBody: (maxBytes) => readNodeBody(req, maxBytes), rawBodyHint: EXPRESS_FIX };
+}

@@ -1,0 +1,316 @@
+// HTTP throughput on loopback: `npm run bench:http` (builds, then runs `node bench/http.mjs`).
+// Each contender is a server process of its own (this file with `serve <name>`); this process drives them with
+// autocannon, one at a time, in rounds. Every request is a distinct 1 KiB event, signed shortly before the run, so
+// the adapters take their whole processed path (verify, parse, claim, handler, complete), never the duplicate
+// shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), CONNECTIONS (10), ONLY (names, comma list).
+import { fork } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+
+const SECRET = 'whsec_bench_http_3c9d1e7f5a2b4c6d8e0f1a2b3c4d5e6f';
+const BODY_BYTES = 1024;
+const PATH = '/webhooks';
+
+/** The contenders: how each server mounts the route. Loaded in the server process only. */
+const contenders = {
+  'fastify adapter': async () => {
+    const { default: Fastify } = await import('fastify');
+    const { default: webhooks } = await import('messaging-webhooks/fastify');
+    const { receiver, stats } = await benchReceiver();
+    const app = Fastify();
+    await app.register(webhooks, { receiver, path: PATH });
+    return { listen: () => app.listen({ port: 0, host: '127.0.0.1' }), stats };
+  },
+  // The core mounted by hand with the same buffer parser as the stripe route: the gap to the adapter is the
+  // adapter's own cost.
+  'fastify + receiver.receive by hand': async () => {
+    const { default: Fastify } = await import('fastify');
+    const { receiver, stats } = await benchReceiver();
+    const app = Fastify();
+    await app.register(async (scope) => {
+      scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) =>
+        done(null, body),
+      );
+      scope.post(PATH, async (request, reply) => {
+        const outcome = await receiver.receive({
+          method: 'POST',
+          headers: request.headers,
+          rawBody: request.body,
+        });
+        return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
+      });
+    });
+    return { listen: () => app.listen({ port: 0, host: '127.0.0.1' }), stats };
+  },
+  'fastify + stripe constructEvent': async () => {
+    const { default: Fastify } = await import('fastify');
+    const stats = { processed: 0 };
+    const stripe = await stripeClient();
+    const app = Fastify();
+    await app.register(async (scope) => {
+      scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) =>
+        done(null, body),
+      );
+      scope.post(PATH, async (request, reply) => {
+        try {
+          const event = stripe.webhooks.constructEvent(
+            request.body,
+            request.headers['webhook-signature'],
+            SECRET,
+          );
+          if (event.type === 'message.delivered') stats.processed++;
+        } catch {
+          return reply.code(400).send({ error: 'invalid signature' });
+        }
+        return { received: true };
+      });
+    });
+    return { listen: () => app.listen({ port: 0, host: '127.0.0.1' }), stats };
+  },
+  'fastify bare (JSON, no verification)': async () => {
+    const { default: Fastify } = await import('fastify');
+    const stats = { processed: 0 };
+    const app = Fastify();
+    app.post(PATH, async (request) => {
+      if (request.body.type === 'message.delivered') stats.processed++;
+      return { received: true };
+    });
+    return { listen: () => app.listen({ port: 0, host: '127.0.0.1' }), stats };
+  },
+  'express adapter': async () => {
+    const { default: express } = await import('express');
+    const { webhookHandler } = await import('messaging-webhooks/express');
+    const { receiver, stats } = await benchReceiver();
+    const app = express();
+    app.post(PATH, webhookHandler(receiver));
+    return { listen: () => listenExpress(app), stats };
+  },
+  'express + receiver.receive by hand': async () => {
+    const { default: express } = await import('express');
+    const { receiver, stats } = await benchReceiver();
+    const app = express();
+    app.post(PATH, express.raw({ type: 'application/json' }), async (req, res) => {
+      const outcome = await receiver.receive({ method: 'POST', headers: req.headers, rawBody: req.body });
+      res.status(outcome.status).set(outcome.headers).send(outcome.body);
+    });
+    return { listen: () => listenExpress(app), stats };
+  },
+  'express + stripe constructEvent': async () => {
+    const { default: express } = await import('express');
+    const stats = { processed: 0 };
+    const stripe = await stripeClient();
+    const app = express();
+    app.post(PATH, express.raw({ type: 'application/json' }), (req, res) => {
+      try {
+        const event = stripe.webhooks.constructEvent(req.body, req.headers['webhook-signature'], SECRET);
+        if (event.type === 'message.delivered') stats.processed++;
+      } catch {
+        res.status(400).json({ error: 'invalid signature' });
+        return;
+      }
+      res.json({ received: true });
+    });
+    return { listen: () => listenExpress(app), stats };
+  },
+  'express bare (JSON, no verification)': async () => {
+    const { default: express } = await import('express');
+    const stats = { processed: 0 };
+    const app = express();
+    app.post(PATH, express.json(), (req, res) => {
+      if (req.body.type === 'message.delivered') stats.processed++;
+      res.json({ received: true });
+    });
+    return { listen: () => listenExpress(app), stats };
+  },
+};
+
+/** The adapters' receiver: memory store (the default), one typed handler. */
+async function benchReceiver() {
+  const { createReceiver } = await import('messaging-webhooks');
+  const stats = { processed: 0 };
+  const receiver = createReceiver({ secrets: SECRET });
+  receiver.on('message.delivered', (event) => {
+    if (event.data.to.length > 0) stats.processed++;
+  });
+  return { receiver, stats };
+}
+
+async function stripeClient() {
+  const { default: Stripe } = await import('stripe');
+  return new Stripe('sk_test_bench_not_a_real_key'); // constructEvent is local: no request is made
+}
+
+function listenExpress(app) {
+  return new Promise((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}`));
+  });
+}
+
+// ---- server process -------------------------------------------------------------------------------------------
+
+async function serve(name) {
+  const { listen, stats } = await contenders[name]();
+  const url = await listen();
+  process.send({ url });
+  process.on('message', (message) => {
+    if (message === 'stats') process.send({ processed: stats.processed, cpu: process.cpuUsage() });
+  });
+}
+
+// ---- driver ---------------------------------------------------------------------------------------------------
+
+/** Distinct message.delivered events of exactly BODY_BYTES bytes, signed now (t=…,v1=HMAC-SHA256 of "t.body"). */
+function signedPool(size) {
+  const timestamp = Math.floor(Date.now() / 1000);
+  const pool = new Array(size);
+  for (let i = 0; i < size; i++) {
+    const id = `evt_${String(i).padStart(26, '0')}`;
+    const event = {
+      id,
+      type: 'message.delivered',
+      created_at: '2026-11-21T10:00:00+00:00',
+      data: { message_id: `msg_${id.slice(4)}`, to: '+15551234567', operator: 'op_bench', note: '' },
+    };
+    event.data.note = 'x'.repeat(BODY_BYTES - Buffer.byteLength(JSON.stringify(event)));
+    const body = JSON.stringify(event);
+    const v1 = createHmac('sha256', SECRET).update(`${timestamp}.`).update(body).digest('hex');
+    pool[i] = {
+      body,
+      headers: { 'content-type': 'application/json', 'webhook-signature': `t=${timestamp},v1=${v1}` },
+    };
+  }
+  if (Buffer.byteLength(pool[0].body) !== BODY_BYTES) throw new Error('the event is not 1 KiB');
+  return pool;
+}
+
+/** A contender's server process; `cursor` walks the pool, so the server never sees an event twice. */
+async function startServer(name) {
+  const child = fork(fileURLToPath(import.meta.url), ['serve', name], { stdio: 'inherit' });
+  const { url } = await new Promise((resolve, reject) => {
+    child.once('message', resolve);
+    child.once('exit', (code) => reject(new Error(`the ${name} server exited with ${code}`)));
+  });
+  const stats = () =>
+    new Promise((resolve) => {
+      child.once('message', resolve);
+      child.send('stats');
+    });
+  return { name, url, child, stats, cursor: 0, slices: [] };
+}
+
+async function load(autocannon, server, seconds, pool, connections) {
+  const first = server.cursor;
+  const result = await autocannon({
+    url: `${server.url}${PATH}`,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: 'POST',
+        setupRequest: (request) => {
+          const delivery = pool[server.cursor++ % pool.length];
+          return { ...request, body: delivery.body, headers: delivery.headers };
+        },
+      },
+    ],
+  });
+  return { result, sent: server.cursor - first };
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+
+async function drive() {
+  const { default: autocannon } = await import('autocannon');
+  const rounds = Number(process.env.ROUNDS ?? 5);
+  const slice = Number(process.env.SLICE ?? 1.5);
+  const warmup = Number(process.env.WARMUP ?? 1);
+  const connections = Number(process.env.CONNECTIONS ?? 10);
+  const only = process.env.ONLY?.split(',').map((name) => name.trim());
+  const names = Object.keys(contenders).filter((name) => !only || only.some((part) => name.includes(part)));
+  console.log(
+    `bench/http: ${BODY_BYTES} B signed events, a new event per request, ${connections} connections; ` +
+      `each contender: ${warmup} s warmup, then ${rounds} rounds of ${slice} s taken in turns ` +
+      `(background load hits all alike), median round reported. Node ${process.version}\n`,
+  );
+  // Every server has its own store, so the contenders share one pool; signed now, it stays inside the
+  // 300 s tolerance for the whole run.
+  const pool = signedPool(Number(process.env.POOL ?? 100_000));
+  const servers = [];
+  try {
+    for (const name of names) servers.push(await startServer(name));
+    for (const server of servers) await load(autocannon, server, warmup, pool, connections);
+    for (let round = 0; round < rounds; round++) {
+      // Rotating the order moves each contender through the positions in the round.
+      for (let i = 0; i < servers.length; i++) {
+        const server = servers[(i + round) % servers.length];
+        const before = await server.stats();
+        const { result, sent } = await load(autocannon, server, slice, pool, connections);
+        const after = await server.stats();
+        const cpuMicros = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
+        server.slices.push({
+          result,
+          sent,
+          handled: after.processed - before.processed,
+          cpuPerRequest: cpuMicros / sent,
+        });
+      }
+      console.log(`  round ${round + 1}/${rounds} done`);
+    }
+  } finally {
+    for (const server of servers) server.child.kill();
+  }
+  const rows = servers.map(({ name, slices }) => {
+    const sum = (pick) => slices.reduce((total, s) => total + pick(s), 0);
+    // The adapters remember every event: with too small a pool, part of the run would be duplicates.
+    // (A request still in flight when a slice stopped may count as sent only.)
+    if (sum((s) => s.handled) < 0.99 * sum((s) => s.sent))
+      console.warn(`  ${name}: requests went unprocessed`);
+    return {
+      name,
+      rps: median(slices.map((s) => s.result.requests.average)),
+      p50: median(slices.map((s) => s.result.latency.p50)),
+      p99: median(slices.map((s) => s.result.latency.p99)),
+      cpu: median(slices.map((s) => s.cpuPerRequest)),
+      failed: sum((s) => s.result.non2xx + s.result.errors + s.result.timeouts),
+      sent: sum((s) => s.sent),
+      processed: sum((s) => s.handled),
+    };
+  });
+  printTable(rows);
+}
+
+function printTable(rows) {
+  const find = (name) => rows.find((row) => row.name === name);
+  const ratios = (a, b) => {
+    if (!find(a) || !find(b)) return 'n/a';
+    const rps = (find(a).rps / find(b).rps).toFixed(2);
+    const cpu = (find(b).cpu / find(a).cpu).toFixed(2);
+    return `${rps}× by req/s, ${cpu}× by server CPU per request`;
+  };
+  console.log('\n| contender | req/s | p50 ms | p99 ms | server CPU µs/req | failed | handled / sent |');
+  console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const row of rows) {
+    console.log(
+      `| ${row.name} | ${Math.round(row.rps)} | ${row.p50} | ${row.p99} | ${Math.round(row.cpu)} | ${row.failed} | ${row.processed} / ${row.sent} |`,
+    );
+  }
+  const fastify = [
+    'fastify adapter',
+    'fastify + stripe constructEvent',
+    'fastify bare (JSON, no verification)',
+  ];
+  const express = [
+    'express adapter',
+    'express + stripe constructEvent',
+    'express bare (JSON, no verification)',
+  ];
+  console.log(
+    `\nfastify adapter vs fastify + constructEvent: ${ratios(fastify[0], fastify[1])} (target ≥ 1.25×)` +
+      `\nexpress adapter vs express + constructEvent: ${ratios(express[0], express[1])} (target ≥ 1.10×)` +
+      `\nfastify adapter vs fastify bare: ${ratios(fastify[0], fastify[2])}` +
+      `\nexpress adapter vs express bare: ${ratios(express[0], express[2])}`,
+  );
+}
+
+if (process.argv[2] === 'serve') await serve(process.argv[3]);
+else await drive();

@@ -1,0 +1,54 @@
+// Heap bytes per completed key of the MemoryDedupeStore:
+//   npm run build && node --expose-gc bench/memory-store.mjs [keys]
+// Keys are made the way the receiver makes them: `${mode}:${event id}`, the id parsed out of a JSON body,
+// so the measured cost includes the key string as the store really holds it.
+import { MemoryDedupeStore } from '../dist/src/index.js';
+
+if (typeof globalThis.gc !== 'function') {
+  console.error('Run with node --expose-gc bench/memory-store.mjs');
+  process.exit(1);
+}
+
+const KEYS = Number(process.argv[2] ?? 1_000_000);
+const ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A body-like JSON text per event; the id comes out of JSON.parse as it does in the receiver. */
+function eventId(n) {
+  let tail = '';
+  for (let i = 0; i < 16; i++) {
+    tail = ALPHABET[n % 32] + tail;
+    n = Math.floor(n / 32);
+  }
+  return JSON.parse(`{"id":"evt_01JD8Z6Q2W${tail}"}`).id;
+}
+
+function heapUsed() {
+  for (let i = 0; i < 4; i++) globalThis.gc();
+  return process.memoryUsage().heapUsed;
+}
+
+const store = new MemoryDedupeStore({ maxEntries: KEYS });
+const before = heapUsed();
+const started = process.hrtime.bigint();
+for (let n = 0; n < KEYS; n++) {
+  const key = `live:${eventId(n)}`;
+  const claim = store.claimSync(key, 60_000);
+  if (claim.status !== 'claimed' || !store.completeSync(key, claim.token, 7 * 24 * 3600_000)) {
+    throw new Error(`key ${n} was not claimed and completed`);
+  }
+}
+const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+const after = heapUsed();
+if (store.size !== KEYS) throw new Error(`store holds ${store.size} keys, expected ${KEYS}`);
+
+const perKey = (after - before) / KEYS;
+console.log(`node ${process.version}, MemoryDedupeStore, ${KEYS.toLocaleString('en-US')} completed keys`);
+console.log(`key example: live:${eventId(12345)} (${`live:${eventId(12345)}`.length} chars)`);
+console.log(
+  `heap used: ${((after - before) / 2 ** 20).toFixed(1)} MiB → ${perKey.toFixed(1)} bytes per key (target ≤ 120)`,
+);
+console.log(
+  `claim + complete: ${Math.round(KEYS / seconds).toLocaleString('en-US')} keys/s (including key building)`,
+);
+// Keep the store reachable until after the measurement.
+if (store.size === 0) console.log('empty');

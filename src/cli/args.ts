@@ -1,0 +1,130 @@
+import { type ParseArgsConfig, parseArgs } from 'node:util';
+import { WebhookConfigError } from '../errors.js';
+import { DEFAULT_SIGNATURE_HEADER } from '../options.js';
+import { resolveKeys } from '../secrets.js';
+
+export const BIN = 'messaging-webhooks';
+
+/** A mistake on the command line: printed as one line that says what to do, exit code 2. */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+/** Options every command that talks to an endpoint shares. */
+export const signingOptions = {
+  secret: { type: 'string' },
+  header: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies Options;
+
+export const SIGNING_HELP = `  --secret S        the endpoint's signing secret (or set WEBHOOK_SECRET); never printed
+  --header NAME     signature header name (default ${DEFAULT_SIGNATURE_HEADER})
+  -h, --help        this help`;
+
+export interface Command {
+  name: string;
+  summary: string;
+  help: string;
+  /** Resolves to the exit code. */
+  run(argv: string[]): Promise<number>;
+}
+
+type Values<O extends Options> = { [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string };
+
+/** parseArgs in strict mode, its errors turned into one-line usage errors that name the fix. */
+export function parse<O extends Options>(
+  command: string,
+  argv: string[],
+  options: O,
+): { values: Values<O>; positionals: string[] } {
+  try {
+    const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    return { values: values as Values<O>, positionals };
+  } catch (error) {
+    // Node's text goes on with advice about '--'; its first sentence names the problem.
+    const text = error instanceof Error ? error.message : String(error);
+    const first = (text.split(/\.(\s|$)/)[0] ?? text).split('\n')[0];
+    throw new UsageError(`${command}: ${first}. Run '${BIN} ${command} --help' for its options.`);
+  }
+}
+
+/** The secret from --secret or WEBHOOK_SECRET, checked for the usual mistakes before anything is sent. */
+export function requireSecret(command: string, given: string | undefined): string {
+  const secret = given ?? process.env.WEBHOOK_SECRET;
+  if (secret === undefined || secret === '') {
+    throw new UsageError(
+      `${command}: no secret. Pass --secret <signing secret of the endpoint> or set WEBHOOK_SECRET.`,
+    );
+  }
+  try {
+    resolveKeys(secret);
+  } catch (error) {
+    if (error instanceof WebhookConfigError) throw new UsageError(`${command}: ${error.message}`);
+    throw error;
+  }
+  return secret;
+}
+
+export function requireUrl(command: string, positionals: string[]): string {
+  const [url, extra] = positionals;
+  if (url === undefined) {
+    throw new UsageError(`${command}: no URL. Usage: ${BIN} ${command} <url> --secret S (see --help).`);
+  }
+  if (extra !== undefined) {
+    throw new UsageError(`${command}: unexpected argument '${extra}'. Give one URL; quote JSON values.`);
+  }
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new UsageError(
+      `${command}: '${url}' is not a URL. Give the full address, e.g. http://localhost:3000/webhooks.`,
+    );
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
+    throw new UsageError(`${command}: the URL must start with http:// or https://.`);
+  }
+  return parsed.href;
+}
+
+export function noPositionals(command: string, positionals: string[]): void {
+  if (positionals.length > 0) {
+    throw new UsageError(
+      `${command}: unexpected argument '${positionals[0]}'. See '${BIN} ${command} --help'.`,
+    );
+  }
+}
+
+/** A whole number option within bounds, with a message naming the option when it is not. */
+export function integer(
+  command: string,
+  name: string,
+  value: string | undefined,
+  fallback: number,
+  min: number,
+  max: number,
+): number {
+  if (value === undefined) return fallback;
+  const number = Number(value);
+  if (!Number.isInteger(number) || number < min || number > max) {
+    throw new UsageError(
+      `${command}: --${name} must be a whole number from ${min} to ${max}, got '${value}'.`,
+    );
+  }
+  return number;
+}
+
+export function fraction(command: string, name: string, value: string | undefined): number {
+  if (value === undefined) return 0;
+  const number = Number(value);
+  if (value.trim() === '' || !Number.isFinite(number) || number < 0 || number > 1) {
+    throw new UsageError(`${command}: --${name} must be a fraction from 0 to 1 (0.3 = 30%), got '${value}'.`);
+  }
+  return number;
+}
+
+export function signatureHeader(given: string | undefined): string {
+  return (given ?? DEFAULT_SIGNATURE_HEADER).toLowerCase();
+}

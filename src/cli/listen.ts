@@ -1,0 +1,155 @@
+import { createServer, type IncomingMessage } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readNodeBody, writeNodeOutcome } from '../../adapters/node-io.js';
+import type { Outcome } from '../outcome.js';
+import { createReceiver } from '../receiver.js';
+import { BODY_TOO_LARGE } from '../request.js';
+import { MemoryDedupeStore } from '../stores/memory.js';
+import {
+  BIN,
+  type Command,
+  integer,
+  noPositionals,
+  parse,
+  requireSecret,
+  SIGNING_HELP,
+  signatureHeader,
+  signingOptions,
+  UsageError,
+} from './args.js';
+import { isAcknowledged, post } from './http.js';
+import { formatMs, palette } from './output.js';
+
+const help = `Usage: ${BIN} listen [--port P] [--host H] --secret S [--forward URL] [--header NAME]
+
+A local receiver for development: verifies each delivery (any path), pretty-prints its event and answers
+like the library does. With --forward, each verified event's raw body and signature header are passed on
+to URL before it is acknowledged; if that fails, the delivery is answered 500 and retried by its sender.
+
+  --port P          port to listen on (default 3000; 0 picks a free one)
+  --host H          address to listen on (default 127.0.0.1)
+  --forward URL     pass verified events on to this URL
+${SIGNING_HELP}
+
+Example:
+  ${BIN} listen --port 3000 --secret "$WEBHOOK_SECRET" --forward http://localhost:8080/webhooks`;
+
+export const listen: Command = {
+  name: 'listen',
+  summary: 'a local receiver that verifies and prints events (and forwards them)',
+  help,
+  async run(argv) {
+    const { values, positionals } = parse('listen', argv, {
+      ...signingOptions,
+      port: { type: 'string' },
+      host: { type: 'string' },
+      forward: { type: 'string' },
+    });
+    if (values.help) {
+      process.stdout.write(`${help}\n`);
+      return 0;
+    }
+    noPositionals('listen', positionals);
+    const secret = requireSecret('listen', values.secret);
+    const port = integer('listen', 'port', values.port, 3000, 0, 65535);
+    const forward = values.forward === undefined ? undefined : requireForwardUrl(values.forward);
+    const header = signatureHeader(values.header);
+    const color = palette();
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    const store = new MemoryDedupeStore();
+
+    const server = createServer((req, res) => {
+      let rawBody: Uint8Array | undefined;
+      // One receiver per request, sharing the dedupe store: its handler then knows this request's raw
+      // bytes and signature, which forwarding needs (handlers only see the parsed event).
+      const receiver = createReceiver({ secrets: secret, signatureHeader: header, store });
+      receiver.onAny(async (event, ctx) => {
+        out(
+          `${color.bold(event.type)} ${event.id ?? '(no id)'} ${color.dim(`${ctx.mode} · ${ctx.requestId}`)}`,
+        );
+        out(JSON.stringify(event, null, 2));
+        if (forward && rawBody) await forwardTo(forward, rawBody, req, header, out);
+      });
+      receiver.onError((error) => out(color.red(`  ${error.message}${causeOf(error)}`)));
+      void receiver
+        .receive({
+          method: req.method ?? 'GET',
+          headers: req.headers,
+          readBody: async (maxBytes) => {
+            const body = await readNodeBody(req, maxBytes);
+            if (body !== BODY_TOO_LARGE) rawBody = body;
+            return body;
+          },
+        })
+        .then((outcome) => {
+          writeNodeOutcome(res, outcome);
+          out(describeOutcome(outcome, req, color));
+        });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, values.host ?? '127.0.0.1', resolve);
+    }).catch((error: NodeJS.ErrnoException) => {
+      throw error.code === 'EADDRINUSE'
+        ? new Error(`listen: port ${port} is in use. Pick another with --port, or --port 0 for a free one.`)
+        : error;
+    });
+    const { address, port: bound } = server.address() as AddressInfo;
+    const host = address.includes(':') ? `[${address}]` : address;
+    out(
+      `Listening on http://${host}:${bound}/ (any path), verifying ${header}${forward ? `, forwarding to ${forward}` : ''}`,
+    );
+    out(color.dim('Ctrl-C to stop.'));
+
+    return new Promise<number>((resolve) => {
+      const stop = () => {
+        server.close(() => resolve(0));
+        server.closeAllConnections();
+      };
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  },
+};
+
+async function forwardTo(
+  url: string,
+  body: Uint8Array,
+  req: IncomingMessage,
+  header: string,
+  out: (line: string) => void,
+): Promise<void> {
+  const headers: Record<string, string> = { 'content-type': String(req.headers['content-type']) };
+  const signature = req.headers[header];
+  if (typeof signature === 'string') headers[header] = signature;
+  const answer = await post(url, { body, headers });
+  out(`  forwarded to ${url}: ${answer.status || answer.error} in ${formatMs(answer.ms)}`);
+  if (!isAcknowledged(answer)) {
+    throw new Error(
+      `forward to ${url} answered ${answer.status || answer.error}${answer.reason ? ` ${answer.reason}` : ''}`,
+    );
+  }
+}
+
+function describeOutcome(outcome: Outcome, req: IncomingMessage, color: ReturnType<typeof palette>): string {
+  const line = `${req.method} ${req.url} → ${outcome.status}`;
+  if (outcome.status < 300) {
+    return color.green(
+      `${line}${outcome.duplicate ? ' duplicate (already processed, handlers not run)' : ''}`,
+    );
+  }
+  const message = (JSON.parse(outcome.body) as { error?: { message?: string } }).error?.message ?? '';
+  return color.red(`${line} ${outcome.reason}: ${message}`);
+}
+
+const causeOf = (error: Error) => (error.cause instanceof Error ? ` (${error.cause.message})` : '');
+
+function requireForwardUrl(url: string): string {
+  try {
+    return new URL(url).href;
+  } catch {
+    throw new UsageError(
+      `listen: --forward '${url}' is not a URL. Give the full address, e.g. http://localhost:8080/webhooks.`,
+    );
+  }
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env node
+import { BIN, type Command, UsageError } from './args.js';
+import { check } from './check.js';
+import { listen } from './listen.js';
+import { send } from './send.js';
+import { sign } from './sign.js';
+import { simulate } from './simulate.js';
+
+const commands: Command[] = [sign, send, check, simulate, listen];
+
+const help = `Usage: ${BIN} <command> [options]
+
+Test a webhook endpoint of the Messaging Service locally and before go-live.
+
+Commands:
+${commands.map((command) => `  ${command.name.padEnd(10)}${command.summary}`).join('\n')}
+
+Run '${BIN} <command> --help' for a command's options. The secret can come from WEBHOOK_SECRET
+instead of --secret. Exit codes: 0 success, 1 a check or delivery failed, 2 a usage mistake.`;
+
+async function main(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
+    (name === undefined ? process.stderr : process.stdout).write(`${help}\n`);
+    return name === undefined ? 2 : 0;
+  }
+  const command = commands.find((candidate) => candidate.name === name);
+  if (!command) {
+    const what = name.startsWith('-') ? `unknown option '${name}'` : `unknown command '${name}'`;
+    throw new UsageError(
+      `${what}. Commands: ${commands.map((c) => c.name).join(', ')}; see '${BIN} --help'.`,
+    );
+  }
+  return command.run(rest);
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    process.exitCode = code;
+  },
+  (error: unknown) => {
+    // Messages only, never a stack trace: every expected failure already says what to do.
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`${BIN}: ${message}\n`);
+    process.exitCode = error instanceof UsageError ? 2 : 1;
+  },
+);

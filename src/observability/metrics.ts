@@ -1,0 +1,95 @@
+import type { Outcome } from '../outcome.js';
+import { outcomeLabel } from './logger.js';
+
+/** Upper bounds (seconds) of the request duration histogram; the +Inf bucket is implied. */
+export const DURATION_BUCKETS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10,
+];
+
+/** Event types counted separately; past this many, further types are counted as `other`. */
+const MAX_EVENT_TYPES = 64;
+const OTHER_EVENT_TYPE = 'other';
+
+export interface MetricsSeries {
+  /** `processed`, `duplicate`, `accepted` or a reason code. */
+  outcome: string;
+  status: number;
+  /** `''` when the request was rejected before its event was parsed. */
+  eventType: string;
+  count: number;
+  durationSecondsSum: number;
+  /** Cumulative counts per DURATION_BUCKETS bound, then the +Inf bucket (equal to count). */
+  durationBuckets: number[];
+}
+
+export interface MetricsSnapshot {
+  /** Bounds of durationBuckets, in seconds. */
+  bucketBounds: readonly number[];
+  series: MetricsSeries[];
+  /** Handlers running now, and claimed events waiting for a slot. */
+  queue: { running: number; waiting: number };
+}
+
+interface Series {
+  readonly status: number;
+  count: number;
+  sum: number;
+  /** Per-bucket (not cumulative) counts; the last slot is +Inf. */
+  readonly buckets: Float64Array;
+}
+
+/**
+ * Counters and a duration histogram per outcome and event type. Recording a request is two map lookups and
+ * a few increments: a series is allocated once, the first time its outcome and event type meet.
+ */
+export class MetricsRecorder {
+  readonly #byOutcome = new Map<string, Map<string, Series>>();
+  readonly #eventTypes = new Set<string>();
+
+  record(outcome: Outcome, durationSeconds: number): void {
+    const label = outcomeLabel(outcome);
+    let byType = this.#byOutcome.get(label);
+    if (!byType) {
+      byType = new Map();
+      this.#byOutcome.set(label, byType);
+    }
+    const eventType = this.#eventType(outcome.event?.type);
+    let series = byType.get(eventType);
+    if (!series) {
+      series = {
+        status: outcome.status,
+        count: 0,
+        sum: 0,
+        buckets: new Float64Array(DURATION_BUCKETS.length + 1),
+      };
+      byType.set(eventType, series);
+    }
+    series.count++;
+    series.sum += durationSeconds;
+    let bucket = 0;
+    while (bucket < DURATION_BUCKETS.length && durationSeconds > (DURATION_BUCKETS[bucket] as number))
+      bucket++;
+    series.buckets[bucket] = (series.buckets[bucket] as number) + 1;
+  }
+
+  snapshot(queue: MetricsSnapshot['queue']): MetricsSnapshot {
+    const series: MetricsSeries[] = [];
+    for (const [outcome, byType] of this.#byOutcome) {
+      for (const [eventType, { status, count, sum, buckets }] of byType) {
+        let cumulative = 0;
+        const durationBuckets = Array.from(buckets, (value) => (cumulative += value));
+        series.push({ outcome, status, eventType, count, durationSecondsSum: sum, durationBuckets });
+      }
+    }
+    return { bucketBounds: DURATION_BUCKETS, series, queue };
+  }
+
+  // Event types come from verified bodies, but a bound keeps a misbehaving sender from growing the map.
+  #eventType(type: string | undefined): string {
+    if (type === undefined) return '';
+    if (this.#eventTypes.has(type)) return type;
+    if (this.#eventTypes.size >= MAX_EVENT_TYPES) return OTHER_EVENT_TYPE;
+    this.#eventTypes.add(type);
+    return type;
+  }
+}

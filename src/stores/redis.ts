@@ -1,0 +1,134 @@
+import { createHash } from 'node:crypto';
+import { newOwnerToken } from './owner-token.js';
+import type { ClaimResult, DedupeStore } from './types.js';
+
+/** The part of a node-redis v5/v6 client (`createClient()` from `redis`) the store uses. */
+export interface NodeRedisClient {
+  readonly isReady: boolean;
+  sendCommand(args: ReadonlyArray<string>): Promise<unknown>;
+}
+
+/** The part of an ioredis client the store uses (tested with a stand-in of this shape, not with ioredis). */
+export interface IoRedisClient {
+  readonly status: string;
+  call(command: string, ...args: string[]): Promise<unknown>;
+}
+
+export interface RedisDedupeStoreOptions {
+  /** A connected client; attach `client.on('error', …)` yourself, or a dropped connection crashes the process. */
+  client: NodeRedisClient | IoRedisClient;
+  /** Prepended to every key. Default `mw:`. */
+  prefix?: string;
+}
+
+/*
+ * One key per event. A lease is "<lease end, server ms>:<token>"; a completion is "done" with the retention
+ * as its TTL. The server's clock (TIME) decides expiry, so instances with skewed clocks agree. A lease key
+ * lives for two leases: an expired lease nobody took over still belongs to its owner (as in the memory
+ * store), so a handler that ran past its lease can still record its completion.
+ * CLAIM replies 0 (claimed), -1 (duplicate) or the lease's milliseconds left (in flight): one integer.
+ */
+const CLAIM = `
+local now = redis.call('TIME')
+now = now[1] * 1000 + math.floor(now[2] / 1000)
+local value = redis.call('GET', KEYS[1])
+if value == 'done' then return -1 end
+if value then
+  local leaseEnd = tonumber(string.match(value, '^(%d+):'))
+  if leaseEnd and leaseEnd > now then return leaseEnd - now end
+end
+local lease = tonumber(ARGV[1])
+redis.call('SET', KEYS[1], string.format('%.0f', now + lease) .. ':' .. ARGV[2], 'PX', lease * 2)
+return 0`;
+
+const OWNED = `
+local value = redis.call('GET', KEYS[1])
+if not value or string.match(value, '^%d+:(.*)$') ~= ARGV[1] then return 0 end`;
+
+const COMPLETE = `${OWNED}
+redis.call('SET', KEYS[1], 'done', 'PX', ARGV[2])
+return 1`;
+
+const RELEASE = `${OWNED}
+redis.call('DEL', KEYS[1])
+return 1`;
+
+interface Script {
+  source: string;
+  sha: string;
+}
+
+const script = (source: string): Script => ({
+  source,
+  sha: createHash('sha1').update(source).digest('hex'),
+});
+const scripts = { claim: script(CLAIM), complete: script(COMPLETE), release: script(RELEASE) };
+
+/**
+ * Dedupe store shared by several instances through Redis. Each operation is one atomic Lua script and one
+ * round trip (EVALSHA; the script text is sent once per server, after a NOSCRIPT answer).
+ *
+ * A disconnected client makes every operation throw at once instead of queueing, so the receiver answers
+ * 503 store_unavailable and the service retries later: fail closed.
+ */
+export class RedisDedupeStore implements DedupeStore {
+  readonly prefix: string;
+  readonly #send: (args: string[]) => Promise<unknown>;
+
+  constructor(options: RedisDedupeStoreOptions) {
+    const client = options?.client;
+    this.prefix = options?.prefix ?? 'mw:';
+    if (typeof this.prefix !== 'string') throw new TypeError('RedisDedupeStore prefix must be a string.');
+    this.#send = sender(client);
+  }
+
+  async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+    const token = newOwnerToken();
+    const reply = await this.#eval(scripts.claim, key, String(Math.ceil(leaseMs)), token);
+    if (reply === 0) return { status: 'claimed', token };
+    if (reply < 0) return { status: 'duplicate' };
+    return { status: 'in_flight', retryAfterMs: reply };
+  }
+
+  async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
+    return (await this.#eval(scripts.complete, key, token, String(Math.ceil(retentionMs)))) === 1;
+  }
+
+  async release(key: string, token: string): Promise<boolean> {
+    return (await this.#eval(scripts.release, key, token)) === 1;
+  }
+
+  async #eval(script: Script, key: string, ...args: string[]): Promise<number> {
+    const tail = ['1', this.prefix + key, ...args];
+    let reply: unknown;
+    try {
+      reply = await this.#send(['EVALSHA', script.sha, ...tail]);
+    } catch (error) {
+      // A new or restarted server has no script cache yet.
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      reply = await this.#send(['EVAL', script.source, ...tail]);
+    }
+    return Number(reply);
+  }
+}
+
+function sender(client: NodeRedisClient | IoRedisClient | undefined): (args: string[]) => Promise<unknown> {
+  const notReady = () =>
+    Promise.reject(
+      new Error(
+        'The Redis client is not connected (never connected, or reconnecting after the server went away). ' +
+          'Call `await client.connect()` at startup; until it reconnects, events are answered 503 and retried.',
+      ),
+    );
+  if (client && 'isReady' in client && typeof client.sendCommand === 'function') {
+    // node-redis queues commands while offline, which would hold every request until the server is back.
+    return (args) => (client.isReady ? client.sendCommand(args) : notReady());
+  }
+  if (client && 'status' in client && typeof client.call === 'function') {
+    return ([command, ...rest]) =>
+      client.status === 'ready' ? client.call(command as string, ...rest) : notReady();
+  }
+  throw new TypeError(
+    'RedisDedupeStore needs { client }: a node-redis client from createClient() (redis@5 or 6), or an ioredis client.',
+  );
+}

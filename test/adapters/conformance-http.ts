@@ -1,0 +1,92 @@
+import { request as httpRequest, type IncomingHttpHeaders, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** What the suite checks of an answer, whether it came through fetch or node:http. */
+export interface Reply {
+  status: number;
+  headers: { get(name: string): string | null };
+  text: string;
+}
+
+/** Listens on a free loopback port and returns the base URL (http://127.0.0.1:port). */
+export async function listen(server: Server): Promise<string> {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+/** Closes a server now, keep-alive connections included. */
+export async function closeServer(server: Server): Promise<void> {
+  server.closeAllConnections();
+  await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export /**
+ * A POST over node:http with the body written chunk by chunk (chunked transfer encoding unless a
+ * Content-Length is given). Stops writing once the answer arrived, as a real client would.
+ */
+function rawPost(
+  url: string,
+  headers: Record<string, string>,
+  chunks: Uint8Array[],
+  options: { pauseMs?: number } = {},
+): Promise<{ reply: Reply; bytesSent: number }> {
+  return new Promise((resolve, reject) => {
+    let bytesSent = 0;
+    let answered = false;
+    // A connection of its own: a connection the server closes after a 413 must not be reused by the next case.
+    const req = httpRequest(url, { method: 'POST', headers, agent: false });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new Error(`No answer from ${url} within 10 s`));
+    }, 10_000);
+    req.on('response', (res) => {
+      answered = true;
+      const parts: Buffer[] = [];
+      res.on('data', (part: Buffer) => parts.push(part));
+      res.on('end', () => {
+        clearTimeout(timer);
+        req.destroy();
+        const text = Buffer.concat(parts).toString('utf8');
+        resolve({
+          reply: { status: res.statusCode ?? 0, headers: headerReader(res.headers), text },
+          bytesSent,
+        });
+      });
+      res.on('error', reject);
+    });
+    // Writing into a connection the server closed after answering is expected; only a missing answer fails.
+    req.on('error', (error) => {
+      if (!answered) {
+        clearTimeout(timer);
+        reject(error);
+      }
+    });
+    void (async () => {
+      for (const chunk of chunks) {
+        if (answered || req.destroyed) return;
+        bytesSent += chunk.byteLength;
+        if (!req.write(chunk)) {
+          await new Promise((go) => {
+            req.once('drain', go);
+            req.once('close', go);
+          });
+        }
+        if (options.pauseMs) await sleep(options.pauseMs);
+      }
+      req.end();
+    })();
+  });
+}
+
+function headerReader(headers: IncomingHttpHeaders): Reply['headers'] {
+  return {
+    get(name) {
+      const value = headers[name.toLowerCase()];
+      return value === undefined ? null : Array.isArray(value) ? value.join(', ') : value;
+    },
+  };
+}

@@ -1,0 +1,308 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEvent, createSignedRequest, signPayload } from '../../src/testing.js';
+import { type Reply, rawPost, sleep } from './conformance-http.js';
+import {
+  FAILING_OPERATOR,
+  type HandledEvent,
+  MAX_BODY_BYTES,
+  SECRET,
+  SLOW_OPERATOR,
+} from './conformance-receiver.js';
+
+export { closeServer, listen } from './conformance-http.js';
+
+export interface ConformanceServer {
+  /** Full URL of the webhook route. */
+  url: string;
+  handled(): Promise<HandledEvent[]>;
+  close(): Promise<void>;
+}
+
+/**
+ * The cases, by key: pass a key in `options.skip` only when the framework itself answers before the adapter
+ * runs (for example a route registered for POST only never sees a GET).
+ */
+export const conformanceCases = [
+  'processed',
+  'duplicate',
+  'method_not_allowed',
+  'unsupported_media_type',
+  'payload_too_large_declared',
+  'payload_too_large_chunked',
+  'signature_reasons',
+  'invalid_json',
+  'invalid_event',
+  'event_in_progress',
+  'handler_failed_then_retry',
+  'byte_exact_bodies',
+  'concurrent_deliveries',
+  'chunked_body',
+] as const;
+export type ConformanceCase = (typeof conformanceCases)[number];
+
+/** Defines the describe/it blocks: call it from one test file per adapter. */
+export function runConformanceSuite(
+  name: string,
+  start: () => Promise<ConformanceServer>,
+  options: { skip?: ConformanceCase[] | string[] } = {},
+): void {
+  const skip = new Set<string>(options.skip ?? []);
+  const unknown = [...skip].filter((key) => !(conformanceCases as readonly string[]).includes(key));
+  if (unknown.length > 0) throw new Error(`Unknown conformance cases to skip: ${unknown.join(', ')}`);
+  const test = (key: ConformanceCase, title: string, fn: () => Promise<void>) => {
+    if (!skip.has(key)) it(`${key}: ${title}`, fn);
+  };
+
+  describe(`conformance: ${name}`, () => {
+    let server: ConformanceServer;
+    beforeAll(async () => {
+      server = await start();
+    });
+    afterAll(async () => {
+      await server?.close();
+    });
+
+    const post = async (
+      body: string | Uint8Array<ArrayBuffer>,
+      headers: Record<string, string>,
+    ): Promise<Reply> => {
+      const response = await fetch(server.url, { method: 'POST', headers, body });
+      return { status: response.status, headers: response.headers, text: await response.text() };
+    };
+    const deliver = (event: unknown, timestamp?: number) => {
+      const signed = createSignedRequest(event, { secret: SECRET, ...(timestamp ? { timestamp } : {}) });
+      return post(signed.body, signed.headers);
+    };
+    const handledOf = async (id: string) => (await server.handled()).filter((seen) => seen.id === id);
+
+    test('processed', 'a signed event is answered 200 and its handler gets the typed event', async () => {
+      const event = createEvent('message.delivered');
+      const reply = await deliver(event);
+      expectAccepted(reply, false);
+      expect(await handledOf(event.id)).toEqual([
+        { id: event.id, type: 'message.delivered', messageId: event.data.message_id, to: event.data.to },
+      ]);
+      const failed = createEvent('message.failed', { data: { message_id: 'msg_conformance_failed' } });
+      expectAccepted(await deliver(failed), false);
+      expect(await handledOf(failed.id)).toEqual([
+        { id: failed.id, type: 'message.failed', messageId: 'msg_conformance_failed', to: failed.data.to },
+      ]);
+    });
+
+    test(
+      'duplicate',
+      'a redelivery of a processed event is answered 200 duplicate, not run again',
+      async () => {
+        const event = createEvent('message.delivered');
+        expectAccepted(await deliver(event), false);
+        expectAccepted(await deliver(event, nowSeconds() + 1), true);
+        expect(await handledOf(event.id)).toHaveLength(1);
+      },
+    );
+
+    test('method_not_allowed', 'other methods are answered 405 with Allow: POST', async () => {
+      for (const method of ['GET', 'PUT']) {
+        const response = await fetch(server.url, {
+          method,
+          headers: { 'content-type': 'application/json' },
+          ...(method === 'PUT' ? { body: '{}' } : {}),
+        });
+        const reply = { status: response.status, headers: response.headers, text: await response.text() };
+        expectRejected(reply, 405, 'method_not_allowed');
+        expect(reply.headers.get('allow')).toBe('POST');
+      }
+    });
+
+    test(
+      'unsupported_media_type',
+      'a body that is not JSON by its content type is answered 415',
+      async () => {
+        const signed = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
+        const reply = await post(signed.body, { ...signed.headers, 'content-type': 'text/plain' });
+        expectRejected(reply, 415, 'unsupported_media_type');
+      },
+    );
+
+    test(
+      'payload_too_large_declared',
+      'a body over the limit with Content-Length is answered 413',
+      async () => {
+        const body = Buffer.from(oversizedBody(MAX_BODY_BYTES + 1));
+        const headers = signedHeaders(body.toString());
+        const declared = { ...headers, 'content-length': String(body.length) };
+        const { reply } = await rawPost(server.url, declared, [body]);
+        expectRejected(reply, 413, 'payload_too_large');
+        // A declared length far over the limit is refused before the body is read.
+        const huge = Buffer.alloc(1024 * 1024, 0x20);
+        const big = await rawPost(server.url, { ...headers, 'content-length': String(huge.length) }, [huge]);
+        expectRejected(big.reply, 413, 'payload_too_large');
+      },
+    );
+
+    test(
+      'payload_too_large_chunked',
+      'a chunked body is answered 413 once it passes the limit, before the client finished sending',
+      async () => {
+        const chunk = Buffer.alloc(16 * 1024, 0x20);
+        const chunks = Array.from({ length: 64 }, () => chunk); // 1 MiB offered, 16× the limit
+        const { reply, bytesSent } = await rawPost(server.url, signedHeaders('{}'), chunks, { pauseMs: 5 });
+        expectRejected(reply, 413, 'payload_too_large');
+        // The answer came while the body was still streaming: the adapter stopped reading past the limit.
+        expect(bytesSent).toBeLessThan(chunks.length * chunk.length);
+      },
+    );
+
+    test('signature_reasons', 'each signature problem is answered 401 with its reason', async () => {
+      const event = createEvent('message.delivered');
+      const body = JSON.stringify(event);
+      const now = nowSeconds();
+      const cases: Array<[string, Record<string, string>]> = [
+        ['missing_signature', { 'content-type': 'application/json' }],
+        ['malformed_signature', signedHeaders(body, { header: `t=${now}x,v1=00` })],
+        ['stale_timestamp', signedHeaders(body, { timestamp: now - 3600 })],
+        ['future_timestamp', signedHeaders(body, { timestamp: now + 3600 })],
+        ['signature_mismatch', signedHeaders(body, { secret: 'whsec_not_this_endpoint' })],
+      ];
+      for (const [reason, headers] of cases) expectRejected(await post(body, headers), 401, reason);
+      // A body changed after signing (one byte) no longer matches.
+      const tampered = body.replace(event.data.to, '+15550000000');
+      expectRejected(await post(tampered, signedHeaders(body)), 401, 'signature_mismatch');
+      expect(await handledOf(event.id)).toEqual([]);
+    });
+
+    test('invalid_json', 'a signed body that is not JSON is answered 400 invalid_json', async () => {
+      const body = '{"id": "evt_truncated", "type": ';
+      expectRejected(await post(body, signedHeaders(body)), 400, 'invalid_json');
+    });
+
+    test('invalid_event', 'a verified event that breaks its schema is answered 422 with paths', async () => {
+      const secretValue = 'not-a-phone-VALUE-123';
+      const event = createEvent('message.delivered', { data: { to: secretValue, message_id: 'bad' } });
+      const reply = await deliver(event);
+      const error = expectRejected(reply, 422, 'invalid_event');
+      const paths = (error.issues as Array<{ path: string }>).map((issue) => issue.path).sort();
+      expect(paths).toEqual(['data.message_id', 'data.to']);
+      expect(error.message).toContain('data.to');
+      expect(reply.text).not.toContain(secretValue);
+      expect(await handledOf(event.id)).toEqual([]);
+    });
+
+    test(
+      'event_in_progress',
+      'a delivery of an event being processed is answered 409 + Retry-After',
+      async () => {
+        const event = createEvent('message.delivered', { data: { operator: SLOW_OPERATOR } });
+        const first = deliver(event);
+        await sleep(100);
+        const second = await deliver(event, nowSeconds() + 1);
+        const error = expectRejected(second, 409, 'event_in_progress');
+        expect(error.code).toBe('event_in_progress');
+        expect(Number(second.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expectAccepted(await first, false);
+        expect(await handledOf(event.id)).toHaveLength(1);
+      },
+    );
+
+    test(
+      'handler_failed_then_retry',
+      'a failing handler is answered 500 without its details; the retry is processed',
+      async () => {
+        const event = createEvent('message.delivered', { data: { operator: FAILING_OPERATOR } });
+        const failed = await deliver(event);
+        expectRejected(failed, 500, 'handler_failed');
+        expect(failed.text).not.toContain('conformance: handler failure');
+        expect(await handledOf(event.id)).toEqual([]);
+        expectAccepted(await deliver(event, nowSeconds() + 1), false);
+        expect(await handledOf(event.id)).toHaveLength(1);
+      },
+    );
+
+    test('byte_exact_bodies', 'unicode, CRLF and pretty-printed bodies verify byte-exactly', async () => {
+      const unicode = createEvent('message.delivered', { data: { operator: 'opérateur 𝄞😀 中文' } });
+      const pretty = createEvent('message.delivered');
+      const crlf = createEvent('message.failed');
+      const bodies = [
+        JSON.stringify({ ...unicode, note: 'astral 🦄 \u2028 é' }),
+        `${JSON.stringify(pretty, null, 2)}\n`,
+        JSON.stringify(crlf, null, '\t').replaceAll('\n', '\r\n'),
+      ];
+      for (const body of bodies) {
+        const headers = { ...signedHeaders(body), 'content-type': 'application/json; charset=utf-8' };
+        expectAccepted(await post(Buffer.from(body, 'utf8'), headers), false);
+      }
+      for (const event of [unicode, pretty, crlf]) expect(await handledOf(event.id)).toHaveLength(1);
+    });
+
+    test('concurrent_deliveries', '50 concurrent deliveries of one event run its handler once', async () => {
+      const event = createEvent('message.delivered');
+      const signed = createSignedRequest(event, { secret: SECRET });
+      const replies = await Promise.all(Array.from({ length: 50 }, () => post(signed.body, signed.headers)));
+      const processed = replies.filter((reply) => reply.status === 200 && !JSON.parse(reply.text).duplicate);
+      expect(processed).toHaveLength(1);
+      for (const reply of replies) {
+        if (reply.status === 200) continue;
+        expectRejected(reply, 409, 'event_in_progress');
+      }
+      expect(await handledOf(event.id)).toHaveLength(1);
+    });
+
+    test('chunked_body', 'a body sent in several chunks (split inside a character) verifies', async () => {
+      const event = createEvent('message.delivered', { data: { operator: 'chunked 😀😀😀' } });
+      const bytes = Buffer.from(JSON.stringify(event), 'utf8');
+      const cut = bytes.indexOf(Buffer.from('😀')) + 2; // inside the 4 bytes of the emoji
+      const chunks = [bytes.subarray(0, 10), bytes.subarray(10, cut), bytes.subarray(cut)];
+      const { reply } = await rawPost(server.url, signedHeaders(bytes.toString('utf8')), chunks, {
+        pauseMs: 10,
+      });
+      expectAccepted(reply, false);
+      expect(await handledOf(event.id)).toHaveLength(1);
+    });
+  });
+}
+
+function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}
+
+function signedHeaders(
+  body: string,
+  options: { timestamp?: number; secret?: string; header?: string } = {},
+): Record<string, string> {
+  const signature =
+    options.header ??
+    signPayload({
+      payload: body,
+      secret: options.secret ?? SECRET,
+      timestamp: options.timestamp ?? nowSeconds(),
+    });
+  return { 'content-type': 'application/json', 'webhook-signature': signature };
+}
+
+/** A valid-looking JSON body of exactly `size` bytes. */
+function oversizedBody(size: number): string {
+  const prefix = '{"pad":"';
+  return `${prefix}${'x'.repeat(size - prefix.length - 2)}"}`;
+}
+
+function expectAccepted(reply: Reply, duplicate: boolean): void {
+  expect({ status: reply.status, text: reply.text }).toEqual({
+    status: 200,
+    text: duplicate ? '{"received":true,"duplicate":true}' : '{"received":true}',
+  });
+  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+  expect(reply.headers.get('x-request-id')).toMatch(/^req_[0-9a-f]{32}$/);
+}
+
+/** Checks the service's error shape and that the request id is the same in body and header. */
+function expectRejected(reply: Reply, status: number, code: string): Record<string, unknown> {
+  expect({ status: reply.status, text: reply.text }).toMatchObject({ status });
+  expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
+  const body = JSON.parse(reply.text) as { error: Record<string, unknown> };
+  expect(Object.keys(body)).toEqual(['error']);
+  expect(body.error.code).toBe(code);
+  expect(typeof body.error.message).toBe('string');
+  expect((body.error.message as string).length).toBeGreaterThan(10);
+  expect(body.error.request_id).toMatch(/^req_[0-9a-f]{32}$/);
+  expect(reply.headers.get('x-request-id')).toBe(body.error.request_id);
+  return body.error;
+}

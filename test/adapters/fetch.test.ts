@@ -1,0 +1,164 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { createFetchHandler, type FetchHandler } from '../../adapters/fetch.js';
+import { createReceiver } from '../../src/index.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
+import { closeServer, listen, runConformanceSuite } from './conformance.js';
+import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
+
+/**
+ * Test-only bridge from node:http to the Fetch handler, the way @hono/node-server and similar do it: the body
+ * is passed on as a stream with backpressure (not buffered), so the handler's own limit is what stops reading.
+ */
+function bridge(handler: FetchHandler) {
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    const headers = new Headers();
+    for (let i = 0; i < req.rawHeaders.length; i += 2) {
+      headers.append(req.rawHeaders[i] as string, req.rawHeaders[i + 1] as string);
+    }
+    const method = req.method ?? 'GET';
+    const hasBody = method !== 'GET' && method !== 'HEAD';
+    const request = new Request(`http://${req.headers.host}${req.url}`, {
+      method,
+      headers,
+      ...(hasBody ? { body: bodyStream(req, res), duplex: 'half' } : {}),
+    } as RequestInit);
+    const response = await handler(request);
+    res.writeHead(response.status, Object.fromEntries(response.headers));
+    res.end(Buffer.from(await response.arrayBuffer()));
+  };
+}
+
+/** A request body as a Web stream; when the handler cancels it, the connection closes after the answer. */
+function bodyStream(req: IncomingMessage, res: ServerResponse): ReadableStream<Uint8Array> {
+  let cancelled = false;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      req.on('data', (chunk: Buffer) => {
+        if (cancelled) return;
+        controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+        if ((controller.desiredSize ?? 0) <= 0) req.pause();
+      });
+      req.on('end', () => {
+        if (!cancelled) controller.close();
+      });
+      req.on('error', (error) => {
+        if (!cancelled) controller.error(error);
+      });
+    },
+    pull() {
+      req.resume();
+    },
+    cancel() {
+      cancelled = true;
+      res.shouldKeepAlive = false;
+    },
+  });
+}
+
+runConformanceSuite('fetch handler behind a node:http bridge', async () => {
+  const { receiver, handled } = createConformanceReceiver();
+  const server = createServer(bridge(createFetchHandler(receiver)));
+  const url = `${await listen(server)}/webhooks`;
+  return { url, handled: async () => handled, close: () => closeServer(server) };
+});
+
+function deliveryReceiver(options: { ack?: 'async' } = {}) {
+  const seen: string[] = [];
+  const receiver = createReceiver({ secrets: SECRET, maxBodyBytes: 64 * 1024, ...options });
+  receiver.on('message.delivered', (event) => {
+    seen.push(event.data.message_id);
+  });
+  return { handler: createFetchHandler(receiver), seen };
+}
+
+describe('fetch handler called directly', () => {
+  it('answers a signed Request with a Response and runs the typed handler', async () => {
+    const { handler, seen } = deliveryReceiver();
+    const event = createEvent('message.delivered');
+    const response = await handler(createSignedRequest(event, { secret: SECRET }).request);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ received: true });
+    expect(response.headers.get('x-request-id')).toMatch(/^req_/);
+    expect(seen).toEqual([event.data.message_id]);
+  });
+
+  it('answers 405 with Allow for a GET (a Request without body)', async () => {
+    const { handler } = deliveryReceiver();
+    const response = await handler(new Request('http://localhost/webhooks'));
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
+  it('stops pulling a streamed body once it passes the limit and cancels the rest', async () => {
+    const { handler } = deliveryReceiver();
+    const chunk = new Uint8Array(16 * 1024).fill(0x20);
+    let pulled = 0;
+    let cancelled = false;
+    const body = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        pulled++;
+        if (pulled > 1000) controller.close();
+        else controller.enqueue(chunk);
+      },
+      cancel() {
+        cancelled = true;
+      },
+    });
+    const { headers } = createSignedRequest('{}', { secret: SECRET });
+    const request = new Request('http://localhost/webhooks', {
+      method: 'POST',
+      headers,
+      body,
+      duplex: 'half',
+    } as RequestInit);
+    const response = await handler(request);
+    expect(response.status).toBe(413);
+    expect((await response.json()).error.code).toBe('payload_too_large');
+    expect(pulled).toBeLessThan(10); // 64 KiB is 4 chunks (plus what the stream buffers ahead)
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(cancelled).toBe(true);
+  });
+
+  it('answers 500 body_already_parsed at once when the body was already read', async () => {
+    const errors: string[] = [];
+    const receiver = createReceiver({ secrets: SECRET });
+    receiver.onError((error) => {
+      errors.push(error.code);
+    });
+    const { request } = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
+    await request.text();
+    const response = await createFetchHandler(receiver)(request);
+    expect(response.status).toBe(500);
+    const { error } = await response.json();
+    expect(error.code).toBe('body_already_parsed');
+    expect(error.message).toContain('request.clone()');
+    expect(errors).toEqual(['body_already_parsed']);
+  });
+
+  it("hands async work to the platform's waitUntil, called on its context", async () => {
+    const { handler, seen } = deliveryReceiver({ ack: 'async' });
+    // Like Cloudflare's ExecutionContext: waitUntil only works when called on its object.
+    class ExecutionContext {
+      readonly work: Promise<unknown>[] = [];
+      waitUntil(promise: Promise<unknown>) {
+        this.work.push(promise);
+      }
+    }
+    const ctx = new ExecutionContext();
+    const event = createEvent('message.delivered');
+    const response = await handler(createSignedRequest(event, { secret: SECRET }).request, ctx);
+    expect(response.status).toBe(202);
+    expect(ctx.work).toHaveLength(1);
+    await Promise.all(ctx.work);
+    expect(seen).toEqual([event.data.message_id]);
+  });
+
+  it("ignores a second argument without waitUntil (Bun's server, Deno's info)", async () => {
+    const { handler } = deliveryReceiver();
+    const event = createEvent('message.delivered');
+    const info = { remoteAddr: { hostname: '127.0.0.1' } } as unknown as Parameters<FetchHandler>[1];
+    const response = await handler(createSignedRequest(event, { secret: SECRET }).request, info);
+    expect(response.status).toBe(200);
+  });
+});

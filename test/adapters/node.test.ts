@@ -1,0 +1,69 @@
+import { createServer, request as httpRequest } from 'node:http';
+import { describe, expect, it } from 'vitest';
+import { createNodeHandler } from '../../adapters/node.js';
+import { readNodeBody } from '../../adapters/node-io.js';
+import type { Outcome } from '../../src/index.js';
+import { closeServer, listen, runConformanceSuite } from './conformance.js';
+import { createConformanceReceiver } from './conformance-receiver.js';
+
+runConformanceSuite('node:http', async () => {
+  const { receiver, handled } = createConformanceReceiver();
+  const server = createServer(createNodeHandler(receiver));
+  const url = `${await listen(server)}/webhooks`;
+  return { url, handled: async () => handled, close: () => closeServer(server) };
+});
+
+describe('node:http adapter', () => {
+  it('answers request_aborted, without hanging, when the client goes away mid-body', async () => {
+    const { receiver } = createConformanceReceiver();
+    const outcomes: Outcome[] = [];
+    const observed = {
+      ...receiver,
+      async receive(request: Parameters<typeof receiver.receive>[0]) {
+        const outcome = await receiver.receive(request);
+        outcomes.push(outcome);
+        return outcome;
+      },
+    };
+    const server = createServer(createNodeHandler(observed));
+    const url = await listen(server);
+    try {
+      const client = httpRequest(`${url}/webhooks`, {
+        method: 'POST',
+        agent: false,
+        headers: {
+          'content-type': 'application/json',
+          'content-length': '1000',
+          'webhook-signature': 't=1,v1=00',
+        },
+      });
+      client.on('error', () => {});
+      client.write('{"id":"evt_');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      client.destroy();
+      for (let waited = 0; outcomes.length === 0 && waited < 2000; waited += 20) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+      expect(outcomes.map((outcome) => outcome.reason)).toEqual(['request_aborted']);
+    } finally {
+      await closeServer(server);
+    }
+  });
+
+  it('resolves at once with no bytes for a stream something else already read', async () => {
+    const server = createServer(async (req, res) => {
+      for await (const _chunk of req) {
+        // another consumer drains the body
+      }
+      const body = await readNodeBody(req, 1024);
+      res.end(body === undefined ? 'undefined' : 'bytes');
+    });
+    const url = await listen(server);
+    try {
+      const response = await fetch(url, { method: 'POST', body: '{"a":1}' });
+      expect(await response.text()).toBe('undefined');
+    } finally {
+      await closeServer(server);
+    }
+  });
+});

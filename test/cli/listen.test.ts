@@ -1,0 +1,99 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from './build.js';
+import {
+  type CountingReceiver,
+  type Running,
+  runCli,
+  SECRET,
+  startCli,
+  startCountingReceiver,
+  startServer,
+} from './helpers.js';
+
+beforeAll(ensureBuilt, 180_000);
+
+const eventIdOf = (output: string) => output.match(/evt_[0-9A-Z]{26}/)?.[0] as string;
+
+async function listenOn(args: string[]): Promise<{ listen: Running; url: string }> {
+  const listen = startCli(['listen', '--port', '0', '--secret', SECRET, ...args]);
+  const [, base] = await listen.waitFor(/Listening on (http:\/\/\S+)/);
+  return { listen, url: `${base}webhooks` };
+}
+
+describe('listen', () => {
+  let downstream: CountingReceiver;
+  beforeAll(async () => {
+    downstream = await startCountingReceiver();
+  });
+  afterAll(() => downstream.close());
+
+  it('receives a signed event from send and pretty-prints it; rejects a forged one with its reason', async () => {
+    const { listen, url } = await listenOn([]);
+    try {
+      const sent = await runCli(['send', url, '--secret', SECRET, '--data', '{"operator":"op_listen"}']);
+      expect(sent.code).toBe(0);
+      const id = eventIdOf(sent.stdout);
+      await listen.waitFor(/POST \/webhooks → 200/);
+      const output = listen.output();
+      expect(output).toContain(`message.delivered ${id} live`);
+      expect(output).toContain('"operator": "op_listen"');
+
+      const forged = await runCli(['send', url, '--secret', 'whsec_someone_else']);
+      expect(forged.code).toBe(1);
+      await listen.waitFor(/→ 401 signature_mismatch: No v1 signature matches/);
+      expect(listen.output()).not.toContain(SECRET);
+    } finally {
+      expect(await listen.stop()).toBe(0);
+    }
+  });
+
+  it('--forward passes the raw body and signature on to another receiver, which verifies it', async () => {
+    const { listen, url } = await listenOn(['--forward', downstream.url]);
+    try {
+      const sent = await runCli(['send', url, '--secret', SECRET, '--data', '{"operator":"op_ünïcode 😀"}']);
+      expect(sent.code).toBe(0);
+      const id = eventIdOf(sent.stdout);
+      expect(downstream.runs.get(id)).toBe(1);
+      expect(downstream.events.get(id)).toMatchObject({ data: { operator: 'op_ünïcode 😀' } });
+      await listen.waitFor(new RegExp(`forwarded to ${downstream.url.replace(/[/.]/g, '\\$&')}: 200`));
+    } finally {
+      await listen.stop();
+    }
+  });
+
+  it('answers 500 when forwarding fails, so the sender retries; the retry is forwarded', async () => {
+    let calls = 0;
+    const flaky = await startServer((req, res) => {
+      req.resume();
+      calls++;
+      res.writeHead(calls === 1 ? 503 : 200, { 'content-type': 'application/json' }).end('{}');
+    });
+    const { listen, url } = await listenOn(['--forward', flaky.url]);
+    try {
+      const first = await runCli(['simulate', url, '--secret', SECRET, '--events', '1', '--json']);
+      expect(first.code).toBe(0);
+      expect(JSON.parse(first.stdout)).toMatchObject({
+        attempts: 2,
+        rejected: { 500: 1 },
+        unacknowledged: 0,
+      });
+      expect(calls).toBe(2);
+      expect(listen.output()).toMatch(/forward to .* answered 503/);
+    } finally {
+      await listen.stop();
+      await flaky.close();
+    }
+  });
+
+  it('says when the port is taken, exit 1', async () => {
+    const taken = await startServer(() => {});
+    try {
+      const port = new URL(taken.url).port;
+      const result = await runCli(['listen', '--port', port, '--secret', SECRET]);
+      expect(result.code).toBe(1);
+      expect(result.stderr).toMatch(new RegExp(`port ${port} is in use.*--port 0`));
+    } finally {
+      await taken.close();
+    }
+  });
+});

@@ -1,0 +1,64 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
+import { buildPackage } from './build.js';
+import { type ReceiverConfig, type ReceiverProcess, startReceiver } from './processes.js';
+import { type Attempt, type Delivery, tally } from './sender.js';
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/** Names unique to one test run: keys and tables of parallel runs never meet. */
+export function testRun() {
+  const run = randomUUID().replaceAll('-', '').slice(0, 10);
+  return {
+    run,
+    secret: `whsec_${run}`,
+    counterPrefix: `mw-test:${run}:count:`,
+    keyPattern: `mw-test:${run}:*`,
+  };
+}
+
+export type InstanceConfig = Omit<ReceiverConfig, 'dist' | 'seed'>;
+
+/** Starts `count` receiver processes (seeds 0…count-1), runs `work`, and always stops them. */
+export async function withInstances<T>(
+  count: number,
+  config: InstanceConfig | ((index: number) => InstanceConfig),
+  work: (instances: ReceiverProcess[]) => Promise<T>,
+): Promise<T> {
+  const dist = await buildPackage();
+  const started = await Promise.allSettled(
+    Array.from({ length: count }, (_, seed) =>
+      startReceiver({ ...(typeof config === 'function' ? config(seed) : config), dist, seed }),
+    ),
+  );
+  const instances = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
+  try {
+    const failed = started.find((result) => result.status === 'rejected');
+    if (failed) throw (failed as PromiseRejectedResult).reason;
+    return await work(instances);
+  } finally {
+    await Promise.all(instances.map((instance) => instance.stop()));
+  }
+}
+
+/**
+ * `copies` deliveries per event, queued next to each other so that they arrive at once on different
+ * instances; each retry goes to the next instance.
+ */
+export function spreadDeliveries(ids: string[], copies: number, instances: ReceiverProcess[]): Delivery[] {
+  return ids.flatMap((eventId, index) =>
+    Array.from({ length: copies }, (_, copy) => ({
+      eventId,
+      target: (attempt: number) =>
+        (instances[(index + copy + attempt) % instances.length] as ReceiverProcess).url,
+    })),
+  );
+}
+
+/** Exactly one non-duplicate 200 per event: each was completed once, none lost. */
+export function expectCompletedOnce(ids: string[], attempts: Attempt[]): void {
+  const processed = attempts.filter((attempt) => attempt.status === 200 && !attempt.duplicate);
+  expect(processed.length, JSON.stringify(tally(attempts))).toBe(ids.length);
+  expect(new Set(processed.map((attempt) => attempt.eventId))).toEqual(new Set(ids));
+}

@@ -1,0 +1,67 @@
+import pg from 'pg';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PostgresDedupeStore } from '../../src/stores/postgres.js';
+import { buildPackage } from './harness/build.js';
+import {
+  DATABASE_URL,
+  expectCompletedOnce,
+  REDIS_URL,
+  spreadDeliveries,
+  testRun,
+  withInstances,
+} from './harness/cluster.js';
+import { deliverAll, eventIds, tally } from './harness/sender.js';
+
+/*
+ * Four receiver processes share one PostgreSQL store in transactional mode; each of 500 events is
+ * delivered five times at once, 10% of handler calls fail after writing their row through ctx.tx. Each
+ * event's row must exist exactly once: failed calls rolled back, the completion committed with the row.
+ */
+const { run, secret, counterPrefix } = testRun();
+const table = `mw_inbox_${run}`;
+const effectsTable = `mw_effects_${run}`;
+const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+pool.on('error', () => {});
+
+beforeAll(async () => {
+  // Outside the test's time limit: the first build on a busy machine takes a while.
+  await buildPackage();
+  await new PostgresDedupeStore({ pool, table }).migrate();
+  // No unique constraint on purpose: a second write of an event must show, not be rejected.
+  await pool.query(`CREATE TABLE ${effectsTable} (event_id text NOT NULL)`);
+});
+
+afterAll(async () => {
+  await pool.query(`DROP TABLE IF EXISTS "${table}", ${effectsTable}`);
+  await pool.end();
+});
+
+it('PostgreSQL transactional: 500 events × 5 copies over 4 processes: each row written exactly once', async () => {
+  const ids = eventIds(run, 500);
+  const config = {
+    store: 'postgres',
+    databaseUrl: DATABASE_URL,
+    table,
+    effectsTable,
+    leaseMs: 5000,
+  } as const;
+  const attempts = await withInstances(
+    4,
+    { ...config, failRate: 0.1, secret, counterUrl: REDIS_URL, counterPrefix },
+    (instances) =>
+      deliverAll(spreadDeliveries(ids, 5, instances), {
+        secret,
+        concurrency: 40,
+        deadline: Date.now() + 70_000,
+      }),
+  );
+  expectCompletedOnce(ids, attempts);
+  const counts = tally(attempts);
+  expect(counts['500 handler_failed'], 'handlers failed after writing, and were retried').toBeGreaterThan(25);
+  expect(counts['409 event_in_progress'], 'copies met in flight').toBeGreaterThan(0);
+  const rows = await pool.query(`SELECT event_id, count(*)::int AS n FROM ${effectsTable} GROUP BY event_id`);
+  expect(rows.rows.map((row) => row.event_id).sort()).toEqual(ids);
+  expect(rows.rows.filter((row) => row.n !== 1)).toEqual([]);
+  const states = await pool.query(`SELECT state, count(*)::int AS n FROM "${table}" GROUP BY state`);
+  expect(states.rows).toEqual([{ state: 'completed', n: 500 }]);
+}, 90_000);

@@ -1,0 +1,142 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { ClaimResult, DedupeStore } from '../../src/stores/types.js';
+
+export interface ConformanceTarget {
+  store: DedupeStore<unknown>;
+  /** A lease short enough to wait out (real stores: real time). */
+  leaseMs: number;
+  /** Lets `ms` pass: a sleep for real stores, a clock step for the memory store. */
+  advance(ms: number): Promise<void>;
+  /** How far past an expiry to advance before it must have taken effect (covers clock granularity). */
+  slackMs: number;
+}
+
+const RETENTION_MS = 300;
+const LONG_RETENTION_MS = 60_000;
+
+function claimed(result: ClaimResult): string {
+  expect(result.status).toBe('claimed');
+  return (result as { token: string }).token;
+}
+
+/** The contract every DedupeStore honours; the Redis and PostgreSQL suites run it against real servers. */
+export function describeStoreConformance(name: string, setup: () => ConformanceTarget): void {
+  describe(`${name} store conformance`, () => {
+    const run = randomUUID().slice(0, 8);
+    let n = 0;
+    const freshKey = () => `live:evt_conformance_${run}_${++n}`;
+
+    it('claims a new key once; a second claim is in flight with the lease left as retryAfterMs', async () => {
+      const { store, leaseMs } = setup();
+      const key = freshKey();
+      const token = claimed(await store.claim(key, leaseMs));
+      expect(token).toEqual(expect.any(String));
+      const again = await store.claim(key, leaseMs);
+      expect(again.status).toBe('in_flight');
+      const { retryAfterMs } = again as { retryAfterMs: number };
+      expect(retryAfterMs).toBeGreaterThan(0);
+      expect(retryAfterMs).toBeLessThanOrEqual(leaseMs);
+    });
+
+    it('answers duplicate after the owner completes', async () => {
+      const { store, leaseMs } = setup();
+      const key = freshKey();
+      const token = claimed(await store.claim(key, leaseMs));
+      expect(await store.complete(key, token, LONG_RETENTION_MS)).toBe(true);
+      expect(await store.claim(key, leaseMs)).toEqual({ status: 'duplicate' });
+      expect(await store.claim(key, leaseMs)).toEqual({ status: 'duplicate' });
+    });
+
+    it('ignores complete and release with a token that does not own the key', async () => {
+      const { store, leaseMs } = setup();
+      const key = freshKey();
+      const token = claimed(await store.claim(key, leaseMs));
+      expect(await store.complete(key, 'not-the-owner', LONG_RETENTION_MS)).toBe(false);
+      expect(await store.release(key, 'not-the-owner')).toBe(false);
+      expect((await store.claim(key, leaseMs)).status).toBe('in_flight');
+      expect(await store.complete(key, token, LONG_RETENTION_MS)).toBe(true);
+      expect(await store.release(key, token)).toBe(false);
+      expect((await store.claim(key, leaseMs)).status).toBe('duplicate');
+    });
+
+    it('release lets the next claim take the key with a new token', async () => {
+      const { store, leaseMs } = setup();
+      const key = freshKey();
+      const first = claimed(await store.claim(key, leaseMs));
+      expect(await store.release(key, first)).toBe(true);
+      const second = claimed(await store.claim(key, leaseMs));
+      expect(second).not.toBe(first);
+      expect(await store.release(key, first)).toBe(false);
+      expect(await store.complete(key, first, LONG_RETENTION_MS)).toBe(false);
+      expect(await store.complete(key, second, LONG_RETENTION_MS)).toBe(true);
+    });
+
+    it('lets a new claim take over once the lease expired', async () => {
+      const { store, leaseMs, advance, slackMs } = setup();
+      const key = freshKey();
+      const first = claimed(await store.claim(key, leaseMs));
+      await advance(leaseMs + slackMs);
+      const second = claimed(await store.claim(key, leaseMs));
+      expect(second).not.toBe(first);
+      expect((await store.claim(key, leaseMs)).status).toBe('in_flight');
+    });
+
+    it('a late complete or release from the expired owner changes nothing of the newer claim', async () => {
+      const { store, leaseMs, advance, slackMs } = setup();
+      const key = freshKey();
+      const expired = claimed(await store.claim(key, leaseMs));
+      await advance(leaseMs + slackMs);
+      const current = claimed(await store.claim(key, leaseMs));
+      expect(await store.complete(key, expired, LONG_RETENTION_MS)).toBe(false);
+      expect(await store.release(key, expired)).toBe(false);
+      expect((await store.claim(key, leaseMs)).status).toBe('in_flight');
+      expect(await store.complete(key, current, LONG_RETENTION_MS)).toBe(true);
+      expect((await store.claim(key, leaseMs)).status).toBe('duplicate');
+    });
+
+    it('an owner whose lease expired but was not taken over still completes', async () => {
+      const { store, leaseMs, advance, slackMs } = setup();
+      const key = freshKey();
+      const token = claimed(await store.claim(key, leaseMs));
+      await advance(leaseMs + slackMs);
+      expect(await store.complete(key, token, LONG_RETENTION_MS)).toBe(true);
+      expect((await store.claim(key, leaseMs)).status).toBe('duplicate');
+    });
+
+    it('forgets a completion after its retention', async () => {
+      const { store, leaseMs, advance, slackMs } = setup();
+      const key = freshKey();
+      const token = claimed(await store.claim(key, leaseMs));
+      expect(await store.complete(key, token, RETENTION_MS)).toBe(true);
+      expect((await store.claim(key, leaseMs)).status).toBe('duplicate');
+      await advance(RETENTION_MS + slackMs);
+      claimed(await store.claim(key, leaseMs));
+    });
+
+    it('gives a key claimed concurrently to exactly one claimant', async () => {
+      const { store, leaseMs } = setup();
+      for (let round = 0; round < 3; round++) {
+        const key = freshKey();
+        const results = await Promise.all(Array.from({ length: 20 }, () => store.claim(key, leaseMs * 10)));
+        const statuses = results.map((result) => result.status);
+        expect(statuses.filter((status) => status === 'claimed')).toHaveLength(1);
+        expect(statuses.filter((status) => status === 'in_flight')).toHaveLength(19);
+      }
+    });
+
+    it('keeps keys apart', async () => {
+      const { store, leaseMs } = setup();
+      const a = freshKey();
+      const b = freshKey();
+      const tokenA = claimed(await store.claim(a, leaseMs));
+      const tokenB = claimed(await store.claim(b, leaseMs));
+      expect(await store.complete(b, tokenA, LONG_RETENTION_MS)).toBe(false);
+      expect(await store.complete(a, tokenA, LONG_RETENTION_MS)).toBe(true);
+      expect((await store.claim(b, leaseMs)).status).toBe('in_flight');
+      expect(await store.release(b, tokenB)).toBe(true);
+      expect((await store.claim(a, leaseMs)).status).toBe('duplicate');
+      claimed(await store.claim(b, leaseMs));
+    });
+  });
+}

@@ -1,0 +1,125 @@
+import { describe, expect, it } from 'vitest';
+import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
+import { createEvent } from '../../src/testing.js';
+import {
+  expectProcessed,
+  expectRejected,
+  gate,
+  isSettled,
+  PROCESSING_SECRET,
+  signed,
+  until,
+} from './processing-support.js';
+
+describe('close({ timeoutMs })', () => {
+  it('new requests get 503 shutting_down; in-flight handlers finish and their requests get 200', async () => {
+    const receiver = createReceiver({ secrets: PROCESSING_SECRET });
+    const held = gate();
+    let finished = 0;
+    receiver.on('message.delivered', async () => {
+      await held.opened;
+      finished++;
+    });
+    const inFlight = receiver.receive(signed(createEvent('message.delivered')));
+    await until(() => receiver.metrics().queue.running === 1);
+    const closed = receiver.close({ timeoutMs: 5_000 });
+    expectRejected(
+      await receiver.receive(signed(createEvent('message.delivered'))),
+      503,
+      'shutting_down',
+      '5',
+    );
+    expect(await isSettled(closed)).toBe(false);
+    held.open();
+    expectProcessed(await inFlight);
+    await closed;
+    expect(finished).toBe(1);
+    expect(receiver.close()).toBe(closed);
+  });
+
+  it('past the timeout: running and queued events are released and answered 503; close() resolves', async () => {
+    const store = new MemoryDedupeStore();
+    const receiver = createReceiver({ secrets: PROCESSING_SECRET, store, concurrency: 1 });
+    const errors: string[] = [];
+    receiver.onError((error) => {
+      errors.push(error.message);
+    });
+    const held = gate();
+    const ran: string[] = [];
+    receiver.on('message.delivered', async (event) => {
+      ran.push(event.id as string);
+      await held.opened;
+    });
+    const running = createEvent('message.delivered');
+    const queued = createEvent('message.delivered');
+    const answers = [receiver.receive(signed(running)), receiver.receive(signed(queued))];
+    await until(() => receiver.metrics().queue.running === 1 && receiver.metrics().queue.waiting === 1);
+
+    await receiver.close({ timeoutMs: 30 });
+    for (const outcome of await Promise.all(answers)) expectRejected(outcome, 503, 'shutting_down', '5');
+
+    // The next instance (same store: think Redis) processes both retries at once, no 409 for a lease.
+    const next = createReceiver({ secrets: PROCESSING_SECRET, store });
+    const processed: string[] = [];
+    next.on('message.delivered', (event) => {
+      processed.push(event.id as string);
+    });
+    expectProcessed(await next.receive(signed(running)));
+    expectProcessed(await next.receive(signed(queued)));
+    expect(processed).toEqual([running.id, queued.id]);
+
+    // The cut-off handler ending late settles nothing, and the queued one never starts here.
+    held.open();
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(ran).toEqual([running.id]);
+    expect(errors).toEqual([]); // it did not even try to complete a claim it no longer holds
+    expectProcessed(await next.receive(signed(running)), 200, true);
+  });
+
+  it('waits for work acknowledged with 202 before resolving', async () => {
+    const receiver = createReceiver({ secrets: PROCESSING_SECRET, ack: 'async' });
+    let finished = 0;
+    receiver.on('message.delivered', async () => {
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      finished++;
+    });
+    expectProcessed(await receiver.receive(signed(createEvent('message.delivered'))), 202);
+    await receiver.close({ timeoutMs: 5_000 });
+    expect(finished).toBe(1);
+  });
+
+  it('waits for a request still reading its body, which is then processed', async () => {
+    const receiver = createReceiver({ secrets: PROCESSING_SECRET });
+    let handled = 0;
+    receiver.on('message.delivered', () => {
+      handled++;
+    });
+    const body = gate();
+    const request = signed(createEvent('message.delivered'));
+    const reading = receiver.receive({
+      method: 'POST',
+      headers: request.headers,
+      readBody: async () => {
+        await body.opened;
+        return request.rawBody;
+      },
+    });
+    const closed = receiver.close({ timeoutMs: 5_000 });
+    expect(await isSettled(closed)).toBe(false);
+    body.open();
+    expectProcessed(await reading);
+    await closed;
+    expect(handled).toBe(1);
+  });
+
+  it('resolves at once when nothing is running', async () => {
+    const receiver = createReceiver({ secrets: PROCESSING_SECRET });
+    await receiver.close({ timeoutMs: 10_000 });
+    expectRejected(
+      await receiver.receive(signed(createEvent('message.delivered'))),
+      503,
+      'shutting_down',
+      '5',
+    );
+  });
+});

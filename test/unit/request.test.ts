@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { createReceiver, getHeader, isJsonContentType, signPayload } from '../../src/index.js';
+import { deliveredEvent, expectAccepted, expectError, SECRET } from './support.js';
+
+describe('getHeader', () => {
+  it('finds a header whatever its case, in a Node header object or a Fetch Headers', () => {
+    expect(getHeader({ 'Webhook-Signature': 't=1,v1=ab' }, 'webhook-signature')).toBe('t=1,v1=ab');
+    expect(getHeader({ 'webhook-signature': 'x' }, 'webhook-signature')).toBe('x');
+    expect(getHeader(new Headers({ 'WEBHOOK-SIGNATURE': 'y' }), 'webhook-signature')).toBe('y');
+    expect(getHeader({}, 'webhook-signature')).toBeUndefined();
+    expect(getHeader(new Headers(), 'webhook-signature')).toBeUndefined();
+  });
+
+  it('joins repeated headers with a comma, as HTTP allows', () => {
+    expect(getHeader({ 'webhook-signature': ['t=1', 'v1=ab'] }, 'webhook-signature')).toBe('t=1,v1=ab');
+  });
+});
+
+describe('isJsonContentType', () => {
+  it('accepts application/json and +json types, parameters and case ignored', () => {
+    for (const type of [
+      'application/json',
+      'Application/JSON; charset=utf-8',
+      'application/cloudevents+json',
+    ]) {
+      expect(isJsonContentType(type)).toBe(true);
+    }
+    for (const type of [
+      undefined,
+      '',
+      'text/json',
+      'text/plain',
+      'application/jsonx',
+      'multipart/form-data',
+    ]) {
+      expect(isJsonContentType(type)).toBe(false);
+    }
+  });
+});
+
+describe('signatureHeader option', () => {
+  it('looks the configured name up case-insensitively; the default name is then not read', async () => {
+    const receiver = createReceiver({ secrets: SECRET, signatureHeader: 'X-Messaging-Signature' });
+    const body = JSON.stringify(deliveredEvent());
+    const signature = signPayload({ payload: body, secret: SECRET });
+    const send = (headers: Record<string, string>) =>
+      receiver.receive({
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        rawBody: body,
+      });
+    expectAccepted(await send({ 'x-messaging-signature': signature }), 200);
+    expectError(await send({ 'webhook-signature': signature }), 401, 'missing_signature');
+  });
+});

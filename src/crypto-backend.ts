@@ -158,6 +158,16 @@ export function randomId(): string {
   return crypto.randomUUID().replaceAll('-', '');
 }
 
+// Request ids only need to be unique, not secret: a random per-process prefix and a counter cost a string
+// concatenation instead of a UUID per request.
+const requestIdPrefix = `req_${randomId().slice(0, 16)}`;
+let requestCounter = 0;
+
+export function nextRequestId(): string {
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  return requestIdPrefix + requestCounter.toString(16).padStart(16, '0');
+}
+
 const decoder = new TextDecoder();
 
 /** UTF-8 text of the raw body, for JSON.parse only: the signature was already checked over the bytes. */

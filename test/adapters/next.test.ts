@@ -111,6 +111,27 @@ runConformanceSuite(
   exampleApp('/api/webhooks-pages'),
 );
 
+describe('the go-live check (messaging-webhooks check) against the Next.js example', () => {
+  it.each(['/api/webhooks', '/api/webhooks-pages'])(
+    'passes all 8 checks on %s',
+    async (path) => {
+      const cli = fileURLToPath(new URL('../../dist/src/cli/main.js', import.meta.url));
+      const child = spawn(process.execPath, [cli, 'check', `${base}${path}`, '--secret', SECRET, '--json'], {
+        cwd: root,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stdout = '';
+      child.stdout.on('data', (chunk: Buffer) => (stdout += chunk));
+      const [code] = (await once(child, 'exit')) as [number | null];
+      const report = JSON.parse(stdout) as { checks: { id: string; passed: boolean }[] };
+      expect(report.checks.filter((check) => !check.passed)).toEqual([]);
+      expect(report.checks).toHaveLength(8);
+      expect(code).toBe(0);
+    },
+    60_000,
+  );
+});
+
 describe('next.js pages router with the body parser left on', () => {
   // Next's own API resolver (what `next start` runs for pages/api) around the handler, on a node:http server.
   const serve = async (config: object) => {

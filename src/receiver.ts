@@ -239,7 +239,7 @@ export function createReceiver<
     async receive(request) {
       const started = performance.now();
       const trace: RequestTrace = { body: undefined };
-      const outcome = await guardedReceive(request, nextRequestId(), trace);
+      const outcome = await guardedReceive(request, request?.requestId ?? nextRequestId(), trace);
       const logged = observe(outcome, request, trace, performance.now() - started);
       if (logged) await logged;
       return outcome;

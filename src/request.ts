@@ -27,6 +27,11 @@ export interface ReceiveRequest {
   readBody?: BodyReader;
   /** How to fix the mounting in this framework: ends the body_already_parsed message when the body is not bytes. */
   rawBodyHint?: string;
+  /**
+   * The id this request is answered and logged under (`req_…`), when the caller already gave it one, for
+   * example to find its own data for the request again in a handler through ctx.requestId. Default: a new id.
+   */
+  requestId?: string;
   /** Serverless platforms: keeps the runtime alive for work that outlives the response (ack: 'async'). */
   waitUntil?: (work: Promise<unknown>) => void;
 }

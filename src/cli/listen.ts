@@ -1,10 +1,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readNodeBody, writeNodeOutcome } from '../../adapters/node-io.js';
+import { nextRequestId } from '../crypto-backend.js';
 import type { Outcome } from '../outcome.js';
 import { createReceiver } from '../receiver.js';
 import { BODY_TOO_LARGE } from '../request.js';
-import { MemoryDedupeStore } from '../stores/memory.js';
 import {
   BIN,
   type Command,
@@ -56,32 +56,37 @@ export const listen: Command = {
     const header = signatureHeader(values.header);
     const color = palette();
     const out = (line: string) => process.stdout.write(`${line}\n`);
-    const store = new MemoryDedupeStore();
+    // What forwarding needs of each request (its raw bytes and signature) besides the parsed event, found
+    // again in the handler under the request id this server gives the request.
+    const deliveries = new Map<string, { req: IncomingMessage; body?: Uint8Array }>();
+    const receiver = createReceiver({ secrets: secret, signatureHeader: header });
+    receiver.onAny(async (event, ctx) => {
+      out(
+        `${color.bold(event.type)} ${event.id ?? '(no id)'} ${color.dim(`${ctx.mode} · ${ctx.requestId}`)}`,
+      );
+      out(JSON.stringify(event, null, 2));
+      const delivery = deliveries.get(ctx.requestId);
+      if (forward && delivery?.body) await forwardTo(forward, delivery.body, delivery.req, header, out);
+    });
+    receiver.onError((error) => out(color.red(`  ${error.message}${causeOf(error)}`)));
 
     const server = createServer((req, res) => {
-      let rawBody: Uint8Array | undefined;
-      // One receiver per request, sharing the dedupe store: its handler then knows this request's raw
-      // bytes and signature, which forwarding needs (handlers only see the parsed event).
-      const receiver = createReceiver({ secrets: secret, signatureHeader: header, store });
-      receiver.onAny(async (event, ctx) => {
-        out(
-          `${color.bold(event.type)} ${event.id ?? '(no id)'} ${color.dim(`${ctx.mode} · ${ctx.requestId}`)}`,
-        );
-        out(JSON.stringify(event, null, 2));
-        if (forward && rawBody) await forwardTo(forward, rawBody, req, header, out);
-      });
-      receiver.onError((error) => out(color.red(`  ${error.message}${causeOf(error)}`)));
+      const requestId = nextRequestId();
+      const delivery: { req: IncomingMessage; body?: Uint8Array } = { req };
+      deliveries.set(requestId, delivery);
       void receiver
         .receive({
+          requestId,
           method: req.method ?? 'GET',
           headers: req.headers,
           readBody: async (maxBytes) => {
             const body = await readNodeBody(req, maxBytes);
-            if (body !== BODY_TOO_LARGE) rawBody = body;
+            if (body !== BODY_TOO_LARGE && body !== undefined) delivery.body = body;
             return body;
           },
         })
         .then((outcome) => {
+          deliveries.delete(requestId);
           writeNodeOutcome(res, outcome);
           out(describeOutcome(outcome, req, color));
         });

@@ -53,3 +53,30 @@ describe('signatureHeader option', () => {
     expectError(await send({ 'webhook-signature': signature }), 401, 'missing_signature');
   });
 });
+
+describe('requestId given by the caller', () => {
+  it('answers, and runs handlers, under the id the caller gave; a new req_ id otherwise', async () => {
+    const receiver = createReceiver({ secrets: SECRET });
+    const seen: string[] = [];
+    receiver.on('message.delivered', (_event, ctx) => {
+      seen.push(ctx.requestId);
+    });
+    const body = JSON.stringify(deliveredEvent());
+    const headers = {
+      'content-type': 'application/json',
+      'webhook-signature': signPayload({ payload: body, secret: SECRET }),
+    };
+    const given = await receiver.receive({
+      requestId: 'req_from_the_adapter',
+      method: 'POST',
+      headers,
+      rawBody: body,
+    });
+    expect(given.status).toBe(200);
+    expect(given.requestId).toBe('req_from_the_adapter');
+    expect(given.headers['x-request-id']).toBe('req_from_the_adapter');
+    expect(seen).toEqual(['req_from_the_adapter']);
+    const fresh = await receiver.receive({ method: 'GET', headers: {} });
+    expect(fresh.requestId).toMatch(/^req_[0-9a-f]{32}$/);
+  });
+});

@@ -12,8 +12,11 @@ export interface ReceiverOptions<
   C extends Catalogue = DefaultEvents,
   S extends DedupeStore<unknown> = DedupeStore,
 > {
-  /** One secret, a list (rotation), or per mode: { live: […], test: […] }. */
-  secrets: Secrets;
+  /**
+   * One secret, a list (rotation), or per mode: { live: […], test: […] }. Takes `process.env.X` as it is:
+   * an unset variable fails here, at creation, with a message that says so.
+   */
+  secrets: Secrets | undefined;
   /** Name of the signature header, looked up case-insensitively. Default `webhook-signature`. */
   signatureHeader?: string;
   /** Seconds a signature timestamp may be in the past / future. Default 300 both ways. */

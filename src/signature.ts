@@ -40,7 +40,8 @@ export type VerifyResult =
   | { ok: false; reason: SignatureFailureReason; timestamp?: number };
 
 export interface VerifierOptions {
-  secrets: Secrets;
+  /** An unset variable (undefined) throws a WebhookConfigError that says so. */
+  secrets: Secrets | undefined;
   toleranceSeconds?: Tolerance;
   scheme?: SignatureScheme;
 }
@@ -199,7 +200,8 @@ export function verifySignatureAsync(options: VerifyOptions): Promise<VerifyResu
 
 export interface SignOptions {
   payload: string | Uint8Array;
-  secret: Secret;
+  /** An unset variable (undefined) throws a WebhookConfigError that says so. */
+  secret: Secret | undefined;
   /** Unix seconds; defaults to now. */
   timestamp?: number;
   scheme?: SignatureScheme;

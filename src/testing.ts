@@ -72,7 +72,8 @@ export function createEvent(type: string, partial: EventOverrides<unknown> = {})
 }
 
 export interface SignedRequestOptions {
-  secret: Secret;
+  /** An unset variable (undefined) throws a WebhookConfigError that says so. */
+  secret: Secret | undefined;
   /** Unix seconds; default now. */
   timestamp?: number;
   /** Used by `request`; default http://localhost/webhooks. */

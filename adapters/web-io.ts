@@ -1,3 +1,4 @@
+import { concatBytes } from '../src/crypto-backend.js';
 import { BODY_TOO_LARGE, type Outcome } from '../src/index.js';
 
 /**
@@ -26,20 +27,10 @@ export async function readWebBody(
     }
     chunks.push(value);
   }
-  return chunks.length === 1 ? (chunks[0] as Uint8Array) : concat(chunks, size);
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : concatBytes(chunks, size);
 }
 
 /** The outcome as a Fetch `Response`, as it is: the core already chose status, headers and body. */
 export function toWebResponse(outcome: Outcome): Response {
   return new Response(outcome.body, { status: outcome.status, headers: outcome.headers });
-}
-
-function concat(chunks: readonly Uint8Array[], size: number): Uint8Array {
-  const out = new Uint8Array(size);
-  let offset = 0;
-  for (const chunk of chunks) {
-    out.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return out;
 }

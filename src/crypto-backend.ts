@@ -67,7 +67,11 @@ export async function hmacAsync(
     cryptoKey = crypto.subtle.importKey('raw', key as BufferSource, { name: 'HMAC', hash }, false, ['sign']);
     byHash.set(hash, cryptoKey);
   }
-  const signature = await crypto.subtle.sign('HMAC', await cryptoKey, concat(pieces) as BufferSource);
+  const signature = await crypto.subtle.sign(
+    'HMAC',
+    await cryptoKey,
+    concatBytes(pieces.map(toBytes)) as BufferSource,
+  );
   return new Uint8Array(signature);
 }
 
@@ -141,11 +145,11 @@ function nibble(code: number): number {
   return -1;
 }
 
-function concat(pieces: readonly SignedPiece[]): Bytes {
-  const parts = pieces.map(toBytes);
-  let total = 0;
-  for (const part of parts) total += part.byteLength;
-  const out = new Uint8Array(total);
+/** One buffer holding the parts in order; `total` when the caller already counted their bytes. */
+export function concatBytes(parts: readonly Uint8Array[], total?: number): Bytes {
+  let size = total ?? 0;
+  if (total === undefined) for (const part of parts) size += part.byteLength;
+  const out = new Uint8Array(size);
   let offset = 0;
   for (const part of parts) {
     out.set(part, offset);

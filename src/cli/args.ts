@@ -34,6 +34,9 @@ export interface Command {
 type Values<O extends Options> = { [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string };
 
 /** parseArgs in strict mode, its errors turned into one-line usage errors that name the fix. */
+/** `--help` among a command's options: main prints that command's help instead of running it. */
+export class HelpRequested extends Error {}
+
 export function parse<O extends Options>(
   command: string,
   argv: string[],
@@ -41,8 +44,10 @@ export function parse<O extends Options>(
 ): { values: Values<O>; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+    if ((values as { help?: boolean }).help) throw new HelpRequested();
     return { values: values as Values<O>, positionals };
   } catch (error) {
+    if (error instanceof HelpRequested) throw error;
     // Node's text goes on with advice about '--'; its first sentence names the problem.
     const text = error instanceof Error ? error.message : String(error);
     const first = (text.split(/\.(\s|$)/)[0] ?? text).split('\n')[0];

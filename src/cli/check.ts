@@ -123,10 +123,6 @@ export const check: Command = {
   help,
   async run(argv) {
     const { values, positionals } = parse('check', argv, { ...signingOptions, json: { type: 'boolean' } });
-    if (values.help) {
-      process.stdout.write(`${help}\n`);
-      return 0;
-    }
     const url = requireUrl('check', positionals);
     const sign = { secret: requireSecret('check', values.secret), header: signatureHeader(values.header) };
     const results: CheckResult[] = [];

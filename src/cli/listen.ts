@@ -45,10 +45,6 @@ export const listen: Command = {
       host: { type: 'string' },
       forward: { type: 'string' },
     });
-    if (values.help) {
-      process.stdout.write(`${help}\n`);
-      return 0;
-    }
     noPositionals('listen', positionals);
     const secret = requireSecret('listen', values.secret);
     const port = integer('listen', 'port', values.port, 3000, 0, 65535);

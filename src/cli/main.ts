@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { BIN, type Command, UsageError } from './args.js';
+import { BIN, type Command, HelpRequested, UsageError } from './args.js';
 import { check } from './check.js';
 import { listen } from './listen.js';
 import { send } from './send.js';
@@ -31,7 +31,13 @@ async function main(argv: string[]): Promise<number> {
       `${what}. Commands: ${commands.map((c) => c.name).join(', ')}; see '${BIN} --help'.`,
     );
   }
-  return command.run(rest);
+  try {
+    return await command.run(rest);
+  } catch (error) {
+    if (!(error instanceof HelpRequested)) throw error;
+    process.stdout.write(`${command.help}\n`);
+    return 0;
+  }
 }
 
 main(process.argv.slice(2)).then(

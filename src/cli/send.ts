@@ -35,10 +35,6 @@ export const send: Command = {
       type: { type: 'string' },
       data: { type: 'string' },
     });
-    if (values.help) {
-      process.stdout.write(`${help}\n`);
-      return 0;
-    }
     const url = requireUrl('send', positionals);
     const secret = requireSecret('send', values.secret);
     const event = createEvent(values.type ?? 'message.delivered', { data: parseData(values.data) });

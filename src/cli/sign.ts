@@ -24,10 +24,6 @@ export const sign: Command = {
       timestamp: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     });
-    if (values.help) {
-      process.stdout.write(`${help}\n`);
-      return 0;
-    }
     noPositionals('sign', positionals);
     const secret = requireSecret('sign', values.secret);
     const timestamp = integer(

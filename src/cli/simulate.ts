@@ -62,10 +62,6 @@ export const simulate: Command = {
       'max-attempts': { type: 'string' },
       json: { type: 'boolean' },
     });
-    if (values.help) {
-      process.stdout.write(`${help}\n`);
-      return 0;
-    }
     const url = requireUrl('simulate', positionals);
     const secret = requireSecret('simulate', values.secret);
     if (values.events === undefined)

@@ -4,13 +4,12 @@ import { PostgresDedupeStore } from '../../src/stores/postgres.js';
 import { buildPackage } from './harness/build.js';
 import {
   DATABASE_URL,
+  deliverCopiesAcrossInstances,
   expectCompletedOnce,
   REDIS_URL,
-  spreadDeliveries,
   testRun,
-  withInstances,
 } from './harness/cluster.js';
-import { deliverAll, eventIds, tally } from './harness/sender.js';
+import { eventIds, tally } from './harness/sender.js';
 
 /*
  * Four receiver processes share one PostgreSQL store in transactional mode; each of 500 events is
@@ -45,16 +44,13 @@ it('PostgreSQL transactional: 500 events × 5 copies over 4 processes: each row 
     effectsTable,
     leaseMs: 5000,
   } as const;
-  const attempts = await withInstances(
-    4,
-    { ...config, failRate: 0.1, secret, counterUrl: REDIS_URL, counterPrefix },
-    (instances) =>
-      deliverAll(spreadDeliveries(ids, 5, instances), {
-        secret,
-        concurrency: 40,
-        deadline: Date.now() + 70_000,
-      }),
-  );
+  const attempts = await deliverCopiesAcrossInstances(ids, {
+    ...config,
+    failRate: 0.1,
+    secret,
+    counterUrl: REDIS_URL,
+    counterPrefix,
+  });
   expectCompletedOnce(ids, attempts);
   const counts = tally(attempts);
   expect(counts['500 handler_failed'], 'handlers failed after writing, and were retried').toBeGreaterThan(25);

@@ -1,15 +1,9 @@
 import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildPackage } from './harness/build.js';
-import {
-  expectCompletedOnce,
-  REDIS_URL,
-  spreadDeliveries,
-  testRun,
-  withInstances,
-} from './harness/cluster.js';
+import { deliverCopiesAcrossInstances, expectCompletedOnce, REDIS_URL, testRun } from './harness/cluster.js';
 import { deleteKeys } from './harness/redis-keys.js';
-import { deliverAll, eventIds, tally } from './harness/sender.js';
+import { eventIds, tally } from './harness/sender.js';
 
 /*
  * Four receiver processes share one Redis store; the sender delivers each of 500 events five times at
@@ -35,16 +29,12 @@ it('Redis: 500 events × 5 copies over 4 processes, 10% failing handlers: each p
   const ids = eventIds(run, 500);
   const prefix = `mw-test:${run}:store:`;
   const config = { store: 'redis', redisUrl: REDIS_URL, prefix, leaseMs: 5000, failRate: 0.1 } as const;
-  const attempts = await withInstances(
-    4,
-    { ...config, secret, counterUrl: REDIS_URL, counterPrefix },
-    (instances) =>
-      deliverAll(spreadDeliveries(ids, 5, instances), {
-        secret,
-        concurrency: 40,
-        deadline: Date.now() + 70_000,
-      }),
-  );
+  const attempts = await deliverCopiesAcrossInstances(ids, {
+    ...config,
+    secret,
+    counterUrl: REDIS_URL,
+    counterPrefix,
+  });
   expectCompletedOnce(ids, attempts);
   const counts = tally(attempts);
   expect(counts['500 handler_failed'], 'handlers failed and were retried').toBeGreaterThan(25);

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { type Outcome, type ReceiveRequest, signPayload } from '../../src/index.js';
 
@@ -94,3 +95,25 @@ export function gate() {
 }
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** A case of the shared signature vectors (test/fixtures/signatures.json, made by an independent signer). */
+export interface VectorCase {
+  name: string;
+  payload: string;
+  header: string;
+  secrets?: string[];
+  secrets_hex?: string[];
+  tolerance: number;
+  now: number;
+  expect: { valid: boolean; reason?: string };
+}
+
+export const vectorCases: readonly VectorCase[] = (
+  JSON.parse(readFileSync(new URL('../fixtures/signatures.json', import.meta.url), 'utf8')) as {
+    cases: VectorCase[];
+  }
+).cases;
+
+/** A case's secrets: as text, or as raw key bytes given in hex. */
+export const vectorSecrets = (c: VectorCase): (string | Uint8Array)[] =>
+  c.secrets ?? (c.secrets_hex ?? []).map((hex) => new Uint8Array(Buffer.from(hex, 'hex')));

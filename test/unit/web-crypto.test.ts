@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { deliveredEvent, delivery, expectAccepted, SECRET } from './support.js';
+import { deliveredEvent, delivery, expectAccepted, SECRET, vectorCases, vectorSecrets } from './support.js';
 
 /**
  * The path of runtimes without node:crypto (Cloudflare Workers, Vercel Edge): the core is loaded with
@@ -22,22 +21,6 @@ beforeAll(async () => {
   }
 });
 
-interface VectorCase {
-  name: string;
-  payload: string;
-  header: string;
-  secrets?: string[];
-  secrets_hex?: string[];
-  tolerance: number;
-  now: number;
-  expect: { valid: boolean; reason?: string };
-}
-const { cases } = JSON.parse(
-  readFileSync(new URL('../fixtures/signatures.json', import.meta.url), 'utf8'),
-) as {
-  cases: VectorCase[];
-};
-
 describe('without node:crypto (Web Crypto)', () => {
   it('the synchronous API says to use the async one', () => {
     expect(() =>
@@ -48,9 +31,8 @@ describe('without node:crypto (Web Crypto)', () => {
   });
 
   it('every shared vector gives the same result through verifySignatureAsync', async () => {
-    for (const c of cases) {
-      const secrets =
-        c.secrets ?? (c.secrets_hex ?? []).map((hex) => new Uint8Array(Buffer.from(hex, 'hex')));
+    for (const c of vectorCases) {
+      const secrets = vectorSecrets(c);
       for (const payload of [c.payload, new TextEncoder().encode(c.payload)]) {
         const result = await core.verifySignatureAsync({
           payload,

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import { buildPackage } from './build.js';
 import { type ReceiverConfig, type ReceiverProcess, startReceiver } from './processes.js';
-import { type Attempt, type Delivery, tally } from './sender.js';
+import { type Attempt, type Delivery, deliverAll, tally } from './sender.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -61,4 +61,21 @@ export function expectCompletedOnce(ids: string[], attempts: Attempt[]): void {
   const processed = attempts.filter((attempt) => attempt.status === 200 && !attempt.duplicate);
   expect(processed.length, JSON.stringify(tally(attempts))).toBe(ids.length);
   expect(new Set(processed.map((attempt) => attempt.eventId))).toEqual(new Set(ids));
+}
+
+/**
+ * The multi-process proof's traffic: 4 receiver processes share the store, each event is delivered 5 times at
+ * once across them, and every non-2xx answer is retried with a fresh signature until it gets a 2xx.
+ */
+export function deliverCopiesAcrossInstances(
+  ids: string[],
+  config: InstanceConfig & { secret: string },
+): Promise<Attempt[]> {
+  return withInstances(4, config, (instances) =>
+    deliverAll(spreadDeliveries(ids, 5, instances), {
+      secret: config.secret,
+      concurrency: 40,
+      deadline: Date.now() + 70_000,
+    }),
+  );
 }

@@ -2,7 +2,9 @@
 // Each contender is a server process of its own (this file with `serve <name>`); this process drives them with
 // autocannon, one at a time, in rounds. Every request is a distinct 1 KiB event, signed shortly before the run, so
 // the adapters take their whole processed path (verify, parse, claim, handler, complete), never the duplicate
-// shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), CONNECTIONS (10), ONLY (names, comma list).
+// shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), REWARM (s before each slice, 0.5),
+// CONNECTIONS (10), ONLY (names, comma list),
+// PROFILE (a folder: each server writes a V8 CPU profile there).
 import { fork } from 'node:child_process';
 import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
@@ -154,38 +156,38 @@ async function serve(name) {
   process.send({ url });
   process.on('message', (message) => {
     if (message === 'stats') process.send({ processed: stats.processed, cpu: process.cpuUsage() });
+    if (message === 'exit') process.exit(0); // a clean exit writes the --cpu-prof profile
   });
 }
 
 // ---- driver ---------------------------------------------------------------------------------------------------
 
-/** Distinct message.delivered events of exactly BODY_BYTES bytes, signed now (t=…,v1=HMAC-SHA256 of "t.body"). */
-function signedPool(size) {
+/**
+ * The n-th distinct message.delivered event, exactly BODY_BYTES bytes, signed when it is sent
+ * (t=…,v1=HMAC-SHA256 of "t.body"): however fast a contender runs, it never sees an event twice.
+ */
+function signedEvent(n) {
+  const id = `evt_${String(n).padStart(26, '0')}`;
+  const event = {
+    id,
+    type: 'message.delivered',
+    created_at: '2026-11-21T10:00:00+00:00',
+    data: { message_id: `msg_${id.slice(4)}`, to: '+15551234567', operator: 'op_bench', note: '' },
+  };
+  event.data.note = 'x'.repeat(BODY_BYTES - JSON.stringify(event).length); // all ASCII: length = bytes
+  const body = JSON.stringify(event);
   const timestamp = Math.floor(Date.now() / 1000);
-  const pool = new Array(size);
-  for (let i = 0; i < size; i++) {
-    const id = `evt_${String(i).padStart(26, '0')}`;
-    const event = {
-      id,
-      type: 'message.delivered',
-      created_at: '2026-11-21T10:00:00+00:00',
-      data: { message_id: `msg_${id.slice(4)}`, to: '+15551234567', operator: 'op_bench', note: '' },
-    };
-    event.data.note = 'x'.repeat(BODY_BYTES - Buffer.byteLength(JSON.stringify(event)));
-    const body = JSON.stringify(event);
-    const v1 = createHmac('sha256', SECRET).update(`${timestamp}.`).update(body).digest('hex');
-    pool[i] = {
-      body,
-      headers: { 'content-type': 'application/json', 'webhook-signature': `t=${timestamp},v1=${v1}` },
-    };
-  }
-  if (Buffer.byteLength(pool[0].body) !== BODY_BYTES) throw new Error('the event is not 1 KiB');
-  return pool;
+  const v1 = createHmac('sha256', SECRET).update(`${timestamp}.`).update(body).digest('hex');
+  return {
+    body,
+    headers: { 'content-type': 'application/json', 'webhook-signature': `t=${timestamp},v1=${v1}` },
+  };
 }
 
-/** A contender's server process; `cursor` walks the pool, so the server never sees an event twice. */
+/** A contender's server process; `cursor` counts its events, so it never sees one twice. */
 async function startServer(name) {
-  const child = fork(fileURLToPath(import.meta.url), ['serve', name], { stdio: 'inherit' });
+  const execArgv = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
+  const child = fork(fileURLToPath(import.meta.url), ['serve', name], { stdio: 'inherit', execArgv });
   const { url } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the ${name} server exited with ${code}`)));
@@ -198,7 +200,7 @@ async function startServer(name) {
   return { name, url, child, stats, cursor: 0, slices: [] };
 }
 
-async function load(autocannon, server, seconds, pool, connections) {
+async function load(autocannon, server, seconds, connections) {
   const first = server.cursor;
   const result = await autocannon({
     url: `${server.url}${PATH}`,
@@ -208,7 +210,7 @@ async function load(autocannon, server, seconds, pool, connections) {
       {
         method: 'POST',
         setupRequest: (request) => {
-          const delivery = pool[server.cursor++ % pool.length];
+          const delivery = signedEvent(server.cursor++);
           return { ...request, body: delivery.body, headers: delivery.headers };
         },
       },
@@ -224,27 +226,29 @@ async function drive() {
   const rounds = Number(process.env.ROUNDS ?? 5);
   const slice = Number(process.env.SLICE ?? 1.5);
   const warmup = Number(process.env.WARMUP ?? 1);
+  const rewarm = Number(process.env.REWARM ?? 0.5);
   const connections = Number(process.env.CONNECTIONS ?? 10);
   const only = process.env.ONLY?.split(',').map((name) => name.trim());
   const names = Object.keys(contenders).filter((name) => !only || only.some((part) => name.includes(part)));
   console.log(
     `bench/http: ${BODY_BYTES} B signed events, a new event per request, ${connections} connections; ` +
-      `each contender: ${warmup} s warmup, then ${rounds} rounds of ${slice} s taken in turns ` +
+      `each contender: ${warmup} s warmup, then ${rounds} rounds of ${slice} s taken in turns (each after ${rewarm} s unmeasured) ` +
       `(background load hits all alike), median round reported. Node ${process.version}\n`,
   );
-  // Every server has its own store, so the contenders share one pool; signed now, it stays inside the
-  // 300 s tolerance for the whole run.
-  const pool = signedPool(Number(process.env.POOL ?? 100_000));
+  if (Buffer.byteLength(signedEvent(0).body) !== BODY_BYTES) throw new Error('the event is not 1 KiB');
   const servers = [];
   try {
     for (const name of names) servers.push(await startServer(name));
-    for (const server of servers) await load(autocannon, server, warmup, pool, connections);
+    for (const server of servers) await load(autocannon, server, warmup, connections);
     for (let round = 0; round < rounds; round++) {
       // Rotating the order moves each contender through the positions in the round.
       for (let i = 0; i < servers.length; i++) {
         const server = servers[(i + round) % servers.length];
+        // A server left idle while the others ran has had its code aged out by V8's idle GCs: warm it up again
+        // first, or each slice would measure recompilation rather than the route.
+        await load(autocannon, server, rewarm, connections);
         const before = await server.stats();
-        const { result, sent } = await load(autocannon, server, slice, pool, connections);
+        const { result, sent } = await load(autocannon, server, slice, connections);
         const after = await server.stats();
         const cpuMicros = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
         server.slices.push({
@@ -257,12 +261,11 @@ async function drive() {
       console.log(`  round ${round + 1}/${rounds} done`);
     }
   } finally {
-    for (const server of servers) server.child.kill();
+    for (const server of servers) server.child.send('exit');
   }
   const rows = servers.map(({ name, slices }) => {
     const sum = (pick) => slices.reduce((total, s) => total + pick(s), 0);
-    // The adapters remember every event: with too small a pool, part of the run would be duplicates.
-    // (A request still in flight when a slice stopped may count as sent only.)
+    // Every request carries a new event, so each one sent should have been handled. (A request still in flight when a slice stopped may count as sent only.)
     if (sum((s) => s.handled) < 0.99 * sum((s) => s.sent))
       console.warn(`  ${name}: requests went unprocessed`);
     return {

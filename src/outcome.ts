@@ -1,3 +1,4 @@
+import { byteLength } from './crypto-backend.js';
 import { type ReasonCode, reasonMessage, reasonStatus } from './errors.js';
 import type { EventIssue } from './events.js';
 import type { Mode } from './secrets.js';
@@ -5,6 +6,10 @@ import type { Mode } from './secrets.js';
 /** What the receiver decided; an adapter writes status, headers and body back as they are. */
 export interface Outcome {
   status: number;
+  /**
+   * Lower-case names. Always content-type, content-length and x-request-id: a sized answer goes out in one
+   * write where a framework would otherwise stream it chunked.
+   */
   headers: Record<string, string>;
   /** JSON text. */
   body: string;
@@ -22,10 +27,17 @@ export const REQUEST_ID_HEADER = 'x-request-id';
 const RECEIVED = '{"received":true}';
 const DUPLICATE = '{"received":true,"duplicate":true}';
 
+const RECEIVED_LENGTH = String(RECEIVED.length); // ASCII: characters are bytes
+const DUPLICATE_LENGTH = String(DUPLICATE.length);
+
 export function acceptedOutcome(requestId: string, status: 200 | 202, duplicate = false): Outcome {
   return {
     status,
-    headers: { 'content-type': 'application/json', [REQUEST_ID_HEADER]: requestId },
+    headers: {
+      'content-type': 'application/json',
+      'content-length': duplicate ? DUPLICATE_LENGTH : RECEIVED_LENGTH,
+      [REQUEST_ID_HEADER]: requestId,
+    },
     body: duplicate ? DUPLICATE : RECEIVED,
     requestId,
     ...(duplicate ? { duplicate } : {}),
@@ -57,5 +69,7 @@ export function rejectedOutcome(
     request_id: requestId,
   };
   if (details.issues) error.issues = details.issues;
-  return { status: reasonStatus[reason], headers, body: JSON.stringify({ error }), requestId, reason };
+  const body = JSON.stringify({ error });
+  headers['content-length'] = String(byteLength(body));
+  return { status: reasonStatus[reason], headers, body, requestId, reason };
 }

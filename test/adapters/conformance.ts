@@ -37,6 +37,7 @@ export const conformanceCases = [
   'byte_exact_bodies',
   'concurrent_deliveries',
   'chunked_body',
+  'sized_answers',
 ] as const;
 export type ConformanceCase = (typeof conformanceCases)[number];
 
@@ -256,6 +257,16 @@ export function runConformanceSuite(
       });
       expectAccepted(reply, false);
       expect(await handledOf(event.id)).toHaveLength(1);
+    });
+
+    test('sized_answers', 'answers carry a Content-Length, never a chunked body', async () => {
+      // One write per answer, and the framing webhook senders' HTTP clients handle best.
+      const accepted = await deliver(createEvent('message.delivered'));
+      const rejected = await post('{}', signedHeaders('{}', { secret: 'whsec_not_the_secret' }));
+      for (const reply of [accepted, rejected]) {
+        expect(reply.headers.get('content-length')).toBe(String(Buffer.byteLength(reply.text)));
+        expect(reply.headers.get('transfer-encoding')).toBeNull();
+      }
     });
   });
 }

@@ -12,7 +12,7 @@ import { createEvent, signPayload } from '../../src/testing.js';
  * no `process`, no node:crypto, and code generation from strings (`eval`, `new Function`) disabled.
  *
  * edge-runtime evaluates scripts, not ES modules, so this test links the module graph itself, as a bundler
- * would: each file (our TypeScript, zod's and p-queue's ESM) is transpiled to CommonJS by TypeScript, compiled
+ * would: each file (our TypeScript and zod's ESM) is transpiled to CommonJS by TypeScript, compiled
  * by the host into a function of the edge realm, and required by a loader that runs inside the edge realm.
  * Packages resolve with the conditions an edge bundler uses; a `node:` import anywhere in the graph fails it.
  */

@@ -105,7 +105,11 @@ function exampleApp(path: string): () => Promise<ConformanceServer> {
   });
 }
 
-runConformanceSuite('next.js app router (next start)', exampleApp('/api/webhooks'));
+// Next.js itself drops a route handler's Content-Length and streams the answer chunked (FORBIDDEN_HEADERS in
+// next/dist/server/send-response.js); the handler does set it, as the fetch adapter's suite checks.
+runConformanceSuite('next.js app router (next start)', exampleApp('/api/webhooks'), {
+  skip: ['sized_answers'],
+});
 runConformanceSuite(
   'next.js pages router (next start, bodyParser: false)',
   exampleApp('/api/webhooks-pages'),

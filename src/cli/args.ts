@@ -33,10 +33,10 @@ export interface Command {
 
 type Values<O extends Options> = { [K in keyof O]?: O[K] extends { type: 'boolean' } ? boolean : string };
 
-/** parseArgs in strict mode, its errors turned into one-line usage errors that name the fix. */
 /** `--help` among a command's options: main prints that command's help instead of running it. */
 export class HelpRequested extends Error {}
 
+/** parseArgs in strict mode, its errors turned into one-line usage errors that name the fix. */
 export function parse<O extends Options>(
   command: string,
   argv: string[],
@@ -53,6 +53,22 @@ export function parse<O extends Options>(
     const first = (text.split(/\.(\s|$)/)[0] ?? text).split('\n')[0];
     throw new UsageError(`${command}: ${first}. Run '${BIN} ${command} --help' for its options.`);
   }
+}
+
+/**
+ * The command line of a command that signs deliveries to one endpoint (send, simulate, check): its own options
+ * plus the signing ones, the URL, and the secret and header to sign with.
+ */
+export function parseDelivery<O extends Options>(
+  command: string,
+  argv: string[],
+  options: O,
+): { values: Values<O>; url: string; sign: { secret: string; header: string } } {
+  const { values, positionals } = parse(command, argv, { ...signingOptions, ...options });
+  const url = requireUrl(command, positionals);
+  const signing = values as Values<typeof signingOptions>;
+  const sign = { secret: requireSecret(command, signing.secret), header: signatureHeader(signing.header) };
+  return { values: values as Values<O>, url, sign };
 }
 
 /** The secret from --secret or WEBHOOK_SECRET, checked for the usual mistakes before anything is sent. */

@@ -1,15 +1,6 @@
 import { nowSeconds } from '../signature.js';
 import { createEvent, createId } from '../testing.js';
-import {
-  BIN,
-  type Command,
-  parse,
-  requireSecret,
-  requireUrl,
-  SIGNING_HELP,
-  signatureHeader,
-  signingOptions,
-} from './args.js';
+import { BIN, type Command, parseDelivery, SIGNING_HELP } from './args.js';
 import { type Answer, type Delivery, post, type SignOptions, signedDelivery } from './http.js';
 import { formatMs, palette, table } from './output.js';
 
@@ -122,9 +113,7 @@ export const check: Command = {
   summary: 'go-live check: valid, duplicate and forged deliveries; pass/fail table',
   help,
   async run(argv) {
-    const { values, positionals } = parse('check', argv, { ...signingOptions, json: { type: 'boolean' } });
-    const url = requireUrl('check', positionals);
-    const sign = { secret: requireSecret('check', values.secret), header: signatureHeader(values.header) };
+    const { values, url, sign } = parseDelivery('check', argv, { json: { type: 'boolean' } });
     const results: CheckResult[] = [];
     let previous: Delivery | undefined;
     // In order: the duplicate check resends the valid check's delivery.

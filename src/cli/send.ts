@@ -1,15 +1,5 @@
 import { createEvent } from '../testing.js';
-import {
-  BIN,
-  type Command,
-  parse,
-  requireSecret,
-  requireUrl,
-  SIGNING_HELP,
-  signatureHeader,
-  signingOptions,
-  UsageError,
-} from './args.js';
+import { BIN, type Command, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
 import { isAcknowledged, post, signedDelivery } from './http.js';
 import { formatMs, palette, prettyBody } from './output.js';
 
@@ -30,18 +20,12 @@ export const send: Command = {
   summary: 'send one signed event to a URL',
   help,
   async run(argv) {
-    const { values, positionals } = parse('send', argv, {
-      ...signingOptions,
+    const { values, url, sign } = parseDelivery('send', argv, {
       type: { type: 'string' },
       data: { type: 'string' },
     });
-    const url = requireUrl('send', positionals);
-    const secret = requireSecret('send', values.secret);
     const event = createEvent(values.type ?? 'message.delivered', { data: parseData(values.data) });
-    const delivery = signedDelivery(JSON.stringify(event), {
-      secret,
-      header: signatureHeader(values.header),
-    });
+    const delivery = signedDelivery(JSON.stringify(event), sign);
     const color = palette();
     process.stdout.write(`${color.dim(`POST ${url}  ${event.type} ${event.id}`)}\n`);
     const answer = await post(url, delivery);

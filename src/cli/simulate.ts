@@ -1,17 +1,5 @@
 import { createEvent } from '../testing.js';
-import {
-  BIN,
-  type Command,
-  fraction,
-  integer,
-  parse,
-  requireSecret,
-  requireUrl,
-  SIGNING_HELP,
-  signatureHeader,
-  signingOptions,
-  UsageError,
-} from './args.js';
+import { BIN, type Command, fraction, integer, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
 import { type Answer, deliverWithRetry, isAcknowledged, type RetryPolicy, signedDelivery } from './http.js';
 import { formatMs, palette, percentile, progressLine } from './output.js';
 
@@ -53,8 +41,7 @@ export const simulate: Command = {
   summary: 'send many events with retries, duplicates and shuffling; prints a summary',
   help,
   async run(argv) {
-    const { values, positionals } = parse('simulate', argv, {
-      ...signingOptions,
+    const { values, url, sign } = parseDelivery('simulate', argv, {
       events: { type: 'string' },
       duplicates: { type: 'string' },
       shuffle: { type: 'boolean' },
@@ -62,8 +49,6 @@ export const simulate: Command = {
       'max-attempts': { type: 'string' },
       json: { type: 'boolean' },
     });
-    const url = requireUrl('simulate', positionals);
-    const secret = requireSecret('simulate', values.secret);
     if (values.events === undefined)
       throw new UsageError('simulate: how many events? Pass --events N, e.g. --events 100.');
     const count = integer('simulate', 'events', values.events, 0, 1, 100_000);
@@ -71,7 +56,6 @@ export const simulate: Command = {
     const concurrency = integer('simulate', 'concurrency', values.concurrency, 8, 1, 1000);
     const maxAttempts = integer('simulate', 'max-attempts', values['max-attempts'], 8, 1, 100);
     const policy: RetryPolicy = { maxAttempts, baseMs: BASE_MS, capMs: CAP_MS, timeoutMs: 10_000 };
-    const sign = { secret, header: signatureHeader(values.header) };
 
     const bodies = Array.from({ length: count }, () => JSON.stringify(createEvent('message.delivered')));
     const plan = planDeliveries(count, duplicates, values.shuffle === true);

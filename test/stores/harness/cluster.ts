@@ -64,18 +64,25 @@ export function expectCompletedOnce(ids: string[], attempts: Attempt[]): void {
 }
 
 /**
- * The multi-process proof's traffic: 4 receiver processes share the store, each event is delivered 5 times at
- * once across them, and every non-2xx answer is retried with a fresh signature until it gets a 2xx.
+ * The multi-process proof: 4 receiver processes share the store, each event is delivered 5 times at once
+ * across them, and every non-2xx answer is retried with a fresh signature until it gets a 2xx. Expects each
+ * event completed once, handler failures (give the config a failRate) retried, and copies that met in flight;
+ * returns the tally of the answers.
  */
-export function deliverCopiesAcrossInstances(
+export async function expectCopiesProcessedOnce(
   ids: string[],
   config: InstanceConfig & { secret: string },
-): Promise<Attempt[]> {
-  return withInstances(4, config, (instances) =>
+): Promise<Record<string, number>> {
+  const attempts = await withInstances(4, config, (instances) =>
     deliverAll(spreadDeliveries(ids, 5, instances), {
       secret: config.secret,
       concurrency: 40,
       deadline: Date.now() + 70_000,
     }),
   );
+  expectCompletedOnce(ids, attempts);
+  const counts = tally(attempts);
+  expect(counts['500 handler_failed'], 'handlers failed and were retried').toBeGreaterThan(25);
+  expect(counts['409 event_in_progress'], 'copies met in flight').toBeGreaterThan(0);
+  return counts;
 }

@@ -3,7 +3,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // Every worker's output is captured and scanned for test secrets when the run ends (issue 5).
+    // Every worker's output is captured and scanned for test secrets when the run ends: a leaked secret fails the run.
     globalSetup: ['test/setup/secret-scan.ts'],
     setupFiles: ['test/setup/log-capture.ts'],
     testTimeout: 30_000,

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { AnyReceiver } from './any-receiver.js';
-import { type NodeBodySource, readNodeBody, receiveNodeRequest } from './node-io.js';
+import { type NodeBodySource, nodeBodyReader, receiveNodeRequest } from './node-io.js';
 
 const EXPRESS_FIX =
   'In Express, a body parser (express.json(), express.urlencoded(), …) read the body before webhookHandler. ' +
@@ -27,5 +27,5 @@ function bodySource(req: ExpressRequest): NodeBodySource {
   // A parser left an object: passed on as it is, the core answers body_already_parsed with the fix.
   if (body !== undefined) return { rawBody: body, rawBodyHint: EXPRESS_FIX };
   // No parser ran, or one read the stream and kept nothing (readNodeBody then resolves at once, without bytes).
-  return { readBody: (maxBytes) => readNodeBody(req, maxBytes), rawBodyHint: EXPRESS_FIX };
+  return { readBody: nodeBodyReader(req), rawBodyHint: EXPRESS_FIX };
 }

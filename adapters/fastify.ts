@@ -6,9 +6,9 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { BODY_TOO_LARGE, type BodyReader, type Outcome, WebhookConfigError } from '../src/index.js';
+import { type Outcome, type ReceiveRequest, WebhookConfigError } from '../src/index.js';
 import type { AnyReceiver } from './any-receiver.js';
-import { readNodeBody } from './node-io.js';
+import { nodeBodyReader } from './node-io.js';
 
 export interface FastifyWebhooksOptions {
   /** The receiver that answers every request to `path`. */
@@ -40,46 +40,25 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
     if (closing && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close');
     return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
   };
-  // A child scope keeps the raw-bytes parsing and the body error mapping to the webhook route:
-  // a content-type parser added in the fastify-plugin scope itself would replace JSON parsing app-wide.
+  // A child scope keeps the raw-stream parsing and the body error mapping to the webhook route: a
+  // content-type parser added in the fastify-plugin scope itself would replace JSON parsing app-wide.
   fastify.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    // Every content type is kept as bytes: the receiver, not Fastify, decides which ones it accepts (415).
-    scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+    // Every content type is handed on unread: the receiver, not Fastify, decides which ones it accepts (415),
+    // and reads the body itself under its size limit and body deadline (Fastify's requestTimeout is off).
+    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
     scope.setErrorHandler(async (error: FastifyError, request, reply) => {
-      const readBody = bodyFailureReader(error, request);
-      if (readBody === undefined) throw error; // not about the body: the app's own error handler answers
-      return send(
-        reply,
-        await receiver.receive({ method: request.method, headers: request.headers, readBody }),
-      );
+      // Fastify refused a Content-Type header it cannot parse before the parser ran; the core decides
+      // whether it is JSON, and reads the untouched body itself if so. Other errors are the app's.
+      if (error.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
+      return send(reply, await receiver.receive(receiveRequest(request)));
     });
-    scope.all(path, { bodyLimit: receiver.limits.maxBodyBytes }, async (request, reply) =>
-      send(
-        reply,
-        await receiver.receive({ method: request.method, headers: request.headers, rawBody: request.body }),
-      ),
-    );
+    scope.all(path, async (request, reply) => send(reply, await receiver.receive(receiveRequest(request))));
   });
 }
 
-/**
- * Fastify reads the body before the handler runs; when that failed, replays the failure to the receiver as a
- * body reader so the core answers it (413, 400) like every adapter. Undefined for errors of another kind.
- */
-function bodyFailureReader(error: FastifyError, request: FastifyRequest): BodyReader | undefined {
-  switch (error.code) {
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return async () => BODY_TOO_LARGE;
-    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
-      return () => Promise.reject(error);
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      // Fastify refused a Content-Type header it cannot parse before reading the body; the core decides
-      // whether it is JSON, and reads the untouched body itself if so.
-      return (maxBytes) => readNodeBody(request.raw, maxBytes);
-    default:
-      return undefined;
-  }
+function receiveRequest(request: FastifyRequest): ReceiveRequest {
+  return { method: request.method, headers: request.headers, readBody: nodeBodyReader(request.raw) };
 }
 
 function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): FastifyWebhooksOptions {
@@ -110,7 +89,8 @@ function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): 
 
 /**
  * The Fastify plugin: `app.register(webhooks, { receiver, path: '/webhooks' })`. Only its route gets the raw
- * bytes; the rest of the app parses JSON as before. `bodyLimit` follows the receiver's `maxBodyBytes`.
+ * body; the rest of the app parses JSON as before. The receiver reads it under its own `maxBodyBytes` and
+ * `bodyTimeoutMs`.
  */
 export const webhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fp(webhooksPlugin, {
   fastify: '5.x',

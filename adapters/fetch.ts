@@ -1,4 +1,4 @@
-import type { AnyReceiver } from './any-receiver.js';
+import { type ReceiverSource, receiverAtFirstRequest } from './any-receiver.js';
 import { readWebBody, toWebResponse } from './web-io.js';
 
 const FETCH_FIX =
@@ -15,14 +15,16 @@ export type FetchHandler = (request: Request, context?: FetchHandlerContext) => 
 /**
  * A Fetch-API handler for Hono, Bun, Deno, Cloudflare Workers and other Web runtimes:
  * `(request, ctx?) => Promise<Response>`. Runs without node:crypto (Web Crypto verifies the signature).
+ * Give it the receiver, or a function that creates it: that is called once, at the first request.
  */
-export function createFetchHandler(receiver: AnyReceiver): FetchHandler {
+export function createFetchHandler(source: ReceiverSource): FetchHandler {
+  const receiver = receiverAtFirstRequest(source);
   return async (request, context) => {
     const waitUntil = context?.waitUntil;
     const outcome = await receiver.receive({
       method: request.method,
       headers: request.headers,
-      readBody: (maxBytes) => readWebBody(request, maxBytes),
+      readBody: (maxBytes, deadlineMs) => readWebBody(request, maxBytes, deadlineMs),
       rawBodyHint: FETCH_FIX,
       // Called as a method: Workers' ctx.waitUntil needs its `this`.
       ...(typeof waitUntil === 'function' ? { waitUntil: (work) => context?.waitUntil?.(work) } : {}),

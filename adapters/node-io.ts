@@ -1,6 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BODY_TOO_LARGE, type Outcome, type ReceiveRequest } from '../src/index.js';
-import type { AnyReceiver } from './any-receiver.js';
+import {
+  BODY_LENGTH_MISMATCH,
+  BODY_TIMEOUT,
+  BODY_TOO_LARGE,
+  type Outcome,
+  type ReceiveRequest,
+} from '../src/index.js';
+import type { RequestReceiver } from './any-receiver.js';
 
 /** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */
 export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawBodyHint'>;
@@ -10,51 +16,64 @@ export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawB
  * Express and Next.js Pages adapters, which differ only in where the body comes from.
  */
 export async function receiveNodeRequest(
-  receiver: AnyReceiver,
+  receiver: RequestReceiver,
   req: IncomingMessage,
   res: ServerResponse,
-  body: NodeBodySource = { readBody: (maxBytes) => readNodeBody(req, maxBytes) },
+  body: NodeBodySource = { readBody: nodeBodyReader(req) },
 ): Promise<void> {
   const outcome = await receiver.receive({ method: req.method ?? 'GET', headers: req.headers, ...body });
   writeNodeOutcome(res, outcome);
 }
 
+/** The core's BodyReader over a Node request stream. */
+export function nodeBodyReader(req: IncomingMessage): NonNullable<ReceiveRequest['readBody']> {
+  return (maxBytes, deadlineMs) => readNodeBody(req, maxBytes, deadlineMs);
+}
+
+type NodeBody = Uint8Array | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | typeof BODY_LENGTH_MISMATCH;
+
 /**
  * Reads a Node request body as it streams in and stops once it passes `maxBytes`: an oversized body is never
- * buffered whole. A Content-Length over the limit is refused before a byte is read.
+ * buffered whole. A Content-Length over the limit is refused before a byte is read. A body not complete
+ * within `deadlineMs` resolves BODY_TIMEOUT (the rest is not read; the answer closes the connection).
  * A stream something else already read to its end resolves to undefined at once (never waits for an `end`
  * that was already emitted): the core answers body_already_parsed.
  */
 export function readNodeBody(
   req: IncomingMessage,
   maxBytes: number,
-): Promise<Uint8Array | typeof BODY_TOO_LARGE | undefined> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > maxBytes) return Promise.resolve(BODY_TOO_LARGE);
+  deadlineMs: number,
+): Promise<NodeBody | undefined> {
+  const declared =
+    req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+  if (declared !== undefined && declared > maxBytes) return Promise.resolve(BODY_TOO_LARGE);
   if (req.readableEnded) return Promise.resolve(undefined);
   if (req.destroyed) return Promise.reject(new Error('The request stream was destroyed before it was read.'));
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
+    const timer = setTimeout(() => finish(BODY_TIMEOUT), deadlineMs);
     const cleanup = () => {
+      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
       req.off('close', onClose);
     };
+    const finish = (body: NodeBody) => {
+      // Stop reading; the answer closes the connection, so the rest is never read.
+      cleanup();
+      resolve(body);
+    };
     const onData = (chunk: Buffer) => {
       size += chunk.length;
-      if (size > maxBytes) {
-        // Stop buffering; Node discards the rest once the response is written, and the connection is closed.
-        cleanup();
-        resolve(BODY_TOO_LARGE);
-        return;
-      }
-      chunks.push(chunk);
+      if (size > maxBytes) finish(BODY_TOO_LARGE);
+      else chunks.push(chunk);
     };
     const onEnd = () => {
-      cleanup();
-      resolve(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      // Node's HTTP/1 parser ends a body at its Content-Length; other transports may not hold to it.
+      if (declared !== undefined && declared !== size) return finish(BODY_LENGTH_MISMATCH);
+      finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
     };
     const onError = (error: Error) => {
       cleanup();
@@ -74,10 +93,7 @@ export function readNodeBody(
 
 /** Writes an outcome to a Node response as it is: the core already chose status, headers and body. */
 export function writeNodeOutcome(res: ServerResponse, outcome: Outcome): void {
-  if (outcome.reason === 'payload_too_large') {
-    // The rest of an oversized body is not read: close the connection instead of draining it.
-    res.shouldKeepAlive = false;
-  }
+  // An answer to a body left unread carries `connection: close`, which makes Node close the connection.
   res.writeHead(outcome.status, outcome.headers);
   res.end(outcome.body);
 }

@@ -15,8 +15,9 @@ export function exampleSecret() {
   return secret;
 }
 
-export function createExampleReceiver(secret) {
-  const receiver = createReceiver({ secrets: secret });
+/** `options`: more receiver options, as the durable queue of the workers example. */
+export function createExampleReceiver(secret, options = {}) {
+  const receiver = createReceiver({ secrets: secret, ...options });
   receiver.on('message.delivered', (event, ctx) => {
     console.log(
       `[${ctx.requestId}] ${event.type} ${event.id ?? '(no id)'}: ${event.data.message_id} delivered to ${event.data.to} by ${event.data.operator} (${ctx.mode})`,

@@ -13,6 +13,8 @@ export type ReasonCode =
   | 'unsupported_media_type'
   | 'payload_too_large'
   | 'request_aborted'
+  | 'body_timeout'
+  | 'content_length_mismatch'
   | 'invalid_json'
   | 'invalid_event'
   | 'event_in_progress'
@@ -21,9 +23,10 @@ export type ReasonCode =
   | 'body_already_parsed'
   | 'store_unavailable'
   | 'overloaded'
-  | 'shutting_down';
+  | 'shutting_down'
+  | 'receiver_misconfigured';
 
-/** The whole HTTP contract of rejections: one status per reason (DESIGN.md, "Outcomes"). */
+/** The whole HTTP contract of rejections: one status per reason, so every adapter answers alike. */
 export const reasonStatus: Readonly<Record<ReasonCode, number>> = {
   missing_signature: 401,
   malformed_signature: 401,
@@ -34,6 +37,8 @@ export const reasonStatus: Readonly<Record<ReasonCode, number>> = {
   unsupported_media_type: 415,
   payload_too_large: 413,
   request_aborted: 400,
+  body_timeout: 408,
+  content_length_mismatch: 400,
   invalid_json: 400,
   invalid_event: 422,
   event_in_progress: 409,
@@ -43,6 +48,7 @@ export const reasonStatus: Readonly<Record<ReasonCode, number>> = {
   store_unavailable: 503,
   overloaded: 503,
   shutting_down: 503,
+  receiver_misconfigured: 500,
 };
 
 /**
@@ -64,6 +70,10 @@ export const reasonMessage: Readonly<Record<ReasonCode, string>> = {
   unsupported_media_type: 'Webhooks are JSON: send Content-Type: application/json.',
   payload_too_large: 'The body is larger than maxBodyBytes allows.',
   request_aborted: 'The request body could not be read to its end (the client closed the connection).',
+  body_timeout:
+    'The body was not complete within bodyTimeoutMs. Send the whole body at once, with a Content-Length equal to its size in bytes; the connection is closed.',
+  content_length_mismatch:
+    'The body ended at another length than its Content-Length header declared. Send Content-Length equal to the body size in bytes, or leave it out and send the body chunked.',
   invalid_json: 'The body is not valid JSON.',
   invalid_event: 'The event does not match its schema.',
   event_in_progress:
@@ -76,7 +86,16 @@ export const reasonMessage: Readonly<Record<ReasonCode, string>> = {
   store_unavailable: 'The dedupe store cannot be reached. Nothing was processed; retry later.',
   overloaded: 'Too many events are waiting to be processed. Nothing was processed; retry later.',
   shutting_down: 'The receiver is shutting down. Nothing was processed; retry later.',
+  receiver_misconfigured:
+    'The webhook receiver could not be created from its configuration (see the server log). Nothing was processed; retry once it is fixed.',
 };
+
+/**
+ * What onError is told: the reason code of the answer, or one of the failures that change no answer (the
+ * request was already answered or is answered anyway): a claim taken over before it settled, a throwing
+ * waitUntil.
+ */
+export type ErrorCode = ReasonCode | 'lease_lost' | 'wait_until_failed';
 
 /** A mistake in how the library is configured or called: thrown at once, never sent to a client. */
 export class WebhookConfigError extends Error {
@@ -104,8 +123,8 @@ export class RawBodyError extends TypeError {
 /** A handler threw, or the pipeline failed around it; passed to onError handlers. */
 export class WebhookHandlerError extends Error {
   override name = 'WebhookHandlerError';
-  readonly code: ReasonCode;
-  constructor(code: ReasonCode, message: string, options?: { cause?: unknown }) {
+  readonly code: ErrorCode;
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.code = code;
   }

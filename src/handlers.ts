@@ -1,4 +1,4 @@
-import type { ReasonCode, WebhookHandlerError } from './errors.js';
+import type { ErrorCode, WebhookHandlerError } from './errors.js';
 import type { Catalogue, CatalogueEvent, EventType, KnownEvent, UnknownEvent } from './events.js';
 import type { Mode } from './secrets.js';
 
@@ -11,13 +11,18 @@ export interface HandlerContext<Tx = undefined> {
   timestamp: number;
   /** The key this event is deduplicated under: `<mode>:<event id>` or `<mode>:sha256:<body hash>`. */
   dedupeKey: string;
+  /** The delivery's message id, for a profile that signs one (Standard Webhooks: `webhook-id`). */
+  messageId?: string;
+  /** Durable workers: which run of the job this is, from 1. Undefined when the receiver runs the handler. */
+  attempt?: number;
   /** The store's unit of work (PostgreSQL transactional mode: the transaction's client), else undefined. */
   tx: Tx;
 }
 
 export interface ErrorContext {
   requestId: string;
-  reason: ReasonCode;
+  /** The same code as the error's. */
+  reason: ErrorCode;
   eventId?: string;
   eventType?: string;
   mode?: Mode;
@@ -59,24 +64,19 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
   }
 
   /**
-   * Runs every handler of the event; resolves when all of them settled, rejects with the first failure.
-   * All handlers are awaited even when one fails, so none is still running when the claim is released.
+   * Runs every handler of the event; resolves when all of them settled. One failure rejects with its error,
+   * several with an AggregateError holding every one of them. All handlers are awaited even when one fails, so
+   * none is still running when the claim is released.
    */
-  async dispatch(event: { type: string }, ctx: HandlerContext<Tx>): Promise<void> {
+  dispatch(event: { type: string }, ctx: HandlerContext<Tx>): Promise<void> {
     const typed = this.#byType.get(event.type);
     const count = (typed?.length ?? 0) + this.#any.length;
-    if (count === 0) return;
-    const call = (handler: StoredHandler) => (handler as (e: unknown, c: unknown) => unknown)(event, ctx);
-    if (count === 1) {
-      await call((typed?.[0] ?? this.#any[0]) as StoredHandler);
-      return;
-    }
-    const runs: unknown[] = [];
-    for (const handler of typed ?? []) runs.push(attempt(call, handler));
-    for (const handler of this.#any) runs.push(attempt(call, handler));
-    const results = await Promise.allSettled(runs);
-    const failure = results.find((result) => result.status === 'rejected');
-    if (failure) throw (failure as PromiseRejectedResult).reason;
+    if (count === 0) return DONE;
+    if (count === 1) return runOne((typed?.[0] ?? this.#any[0]) as StoredHandler, event, ctx);
+    const runs: Promise<void>[] = [];
+    for (const handler of typed ?? []) runs.push(runOne(handler, event, ctx));
+    for (const handler of this.#any) runs.push(runOne(handler, event, ctx));
+    return Promise.allSettled(runs).then(throwFailures);
   }
 
   /** Tells every onError handler; a throwing onError handler never breaks the pipeline. */
@@ -91,7 +91,27 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
   }
 }
 
-/** Turns a synchronous throw into a rejection so that allSettled sees it. */
-async function attempt(call: (handler: StoredHandler) => unknown, handler: StoredHandler): Promise<unknown> {
-  return call(handler);
+const DONE: Promise<void> = Promise.resolve();
+
+/**
+ * Calls one handler; a synchronous throw becomes a rejection. A handler that returns no promise costs no
+ * promise of its own.
+ */
+function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> {
+  try {
+    const result = (handler as (e: unknown, c: unknown) => unknown)(event, ctx);
+    if (typeof (result as PromiseLike<unknown> | undefined)?.then !== 'function') return DONE;
+    return Promise.resolve(result).then(noop);
+  } catch (error) {
+    return Promise.reject(error);
+  }
+}
+
+function noop(): void {}
+
+function throwFailures(results: PromiseSettledResult<void>[]): void {
+  const errors: unknown[] = [];
+  for (const result of results) if (result.status === 'rejected') errors.push(result.reason);
+  if (errors.length === 1) throw errors[0];
+  if (errors.length > 1) throw new AggregateError(errors, `${errors.length} handlers of one event failed.`);
 }

@@ -1,3 +1,25 @@
+export { nodeCryptoProvider } from './crypto/node.js';
+export {
+  type AsyncCryptoProvider,
+  type CryptoProvider,
+  type DigestEncoding,
+  defaultCryptoProvider,
+  type HashName,
+  type SyncCryptoProvider,
+  webCryptoProvider,
+} from './crypto/provider.js';
+export type {
+  DispatchingReceiver,
+  DurableJob,
+  DurableQueue,
+  DurableQueueCounts,
+  DurableQueueOptions,
+  DurableWorker,
+  DurableWorkerOptions,
+  EnqueueResult,
+  RetryOptions,
+  WorkerCounters,
+} from './durable/types.js';
 export {
   RawBodyError,
   type ReasonCode,
@@ -35,6 +57,8 @@ export { DEFAULT_SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
 export { type Outcome, REQUEST_ID_HEADER } from './outcome.js';
 export { createReceiver, type Receiver } from './receiver.js';
 export {
+  BODY_LENGTH_MISMATCH,
+  BODY_TIMEOUT,
   BODY_TOO_LARGE,
   type BodyReader,
   getHeader,
@@ -42,23 +66,45 @@ export {
   isJsonContentType,
   type ReceiveRequest,
 } from './request.js';
-export type { Mode, Secret, Secrets } from './secrets.js';
+export type { Mode, Secret, SecretFormat, Secrets } from './secrets.js';
 export {
+  type BodySignatureOptions,
+  type BodySignedContent,
+  bodySignature,
+  createProfile,
   createVerifier,
   DEFAULT_TOLERANCE_SECONDS,
+  defaultProfile,
   defaultScheme,
+  resolveProfile,
+  type SignatureLocation,
+  type SignatureProfile,
+  type SignatureProfileConfig,
+  type SignatureReading,
   type SignatureScheme,
+  type SignedDelivery,
+  type SignedRequestParts,
   type SignOptions,
   signPayload,
   signPayloadAsync,
+  signRequest,
+  signRequestAsync,
+  standardWebhooks,
+  type TimestampSource,
   type Tolerance,
   type Verifier,
+  type VerifierOptions,
   type VerifyOptions,
   type VerifyResult,
   verifySignature,
   verifySignatureAsync,
 } from './signature.js';
-export { type ParsedSignatureHeader, parseSignatureHeader } from './signature-header.js';
+export {
+  type HeaderScan,
+  type ParsedSignatureHeader,
+  parseSignatureHeader,
+  type SignatureSyntax,
+} from './signature-header.js';
 export {
   isNewerStatus,
   type MessageStatus,

@@ -1,12 +1,14 @@
+import type { CryptoProvider } from './crypto/provider.js';
+import type { DurableQueue } from './durable/types.js';
 import { WebhookConfigError } from './errors.js';
 import { type Catalogue, type DefaultEvents, defaultEvents } from './events.js';
 import type { Logger } from './observability/logger.js';
 import type { Secrets } from './secrets.js';
-import type { SignatureScheme, Tolerance } from './signature.js';
+import { resolveProfile, type SignatureProfile, type SignatureScheme, type Tolerance } from './signature.js';
 import { MemoryDedupeStore } from './stores/memory.js';
 import type { DedupeStore } from './stores/types.js';
 
-export const DEFAULT_SIGNATURE_HEADER = 'webhook-signature';
+export { DEFAULT_SIGNATURE_HEADER } from './signature/presets.js';
 
 export interface ReceiverOptions<
   C extends Catalogue = DefaultEvents,
@@ -17,17 +19,30 @@ export interface ReceiverOptions<
    * an unset variable fails here, at creation, with a message that says so.
    */
   secrets: Secrets | undefined;
-  /** Name of the signature header, looked up case-insensitively. Default `webhook-signature`. */
+  /**
+   * The signature format: defaultProfile, standardWebhooks, bodySignature(…) or createProfile(…).
+   * Default: `webhook-signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`.
+   */
+  profile?: SignatureProfile;
+  /** node:crypto or Web Crypto (or your own). Default: defaultCryptoProvider(), chosen once. */
+  crypto?: CryptoProvider;
+  /** Name of the default profile's signature header, looked up case-insensitively. Not with `profile`. */
   signatureHeader?: string;
   /** Seconds a signature timestamp may be in the past / future. Default 300 both ways. */
   toleranceSeconds?: Tolerance;
   /** Largest body accepted. Default 1 MiB. */
   maxBodyBytes?: number;
+  /**
+   * How long reading a body may take, from when the receiver starts reading it (milliseconds). Past it the
+   * answer is 408 body_timeout and the connection is closed: a slow or stalled upload never holds a
+   * connection. Default 10000.
+   */
+  bodyTimeoutMs?: number;
   /** Where processed events are remembered. Default: a MemoryDedupeStore (one process). */
   store?: S;
   /** The event catalogue: type → zod schema of `data`. Default: message.delivered, message.failed. */
   events?: C;
-  /** Signing algorithm and signed content. Default: HMAC-SHA256 over "<t>." + body, hex. */
+  /** The default profile's algorithm and signed content (older option; not with `profile`). */
   scheme?: SignatureScheme;
   /** How long a claim protects an event being processed; a crashed process's claim expires after it. Default 60 s. */
   leaseMs?: number;
@@ -47,6 +62,11 @@ export interface ReceiverOptions<
   handlerTimeoutMs?: number;
   /** Retry-After (seconds) sent with 503 answers. Default 5. */
   retryAfterSeconds?: number;
+  /**
+   * Durable acknowledgement: verified events go to this job engine (messaging-webhooks/bullmq,
+   * messaging-webhooks/pg-boss) and are answered 202 once it holds them; workers run the handlers.
+   */
+  queue?: DurableQueue;
   /** Serverless: keeps work alive after an async acknowledgement (per-request waitUntil wins). */
   waitUntil?: (work: Promise<unknown>) => void;
   /** pino, or any `{ info, warn, error }(fields, message)`: one line per request. Default: no logging. */
@@ -55,13 +75,20 @@ export interface ReceiverOptions<
   now?: () => number;
 }
 
+type OptionalOption =
+  | 'handlerTimeoutMs'
+  | 'waitUntil'
+  | 'scheme'
+  | 'toleranceSeconds'
+  | 'logger'
+  | 'queue'
+  | 'crypto'
+  | 'signatureHeader';
+
 export type ResolvedOptions<C extends Catalogue, S> = Required<
-  Omit<
-    ReceiverOptions<C, DedupeStore<unknown>>,
-    'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds' | 'logger'
-  >
+  Omit<ReceiverOptions<C, DedupeStore<unknown>>, OptionalOption>
 > &
-  Pick<ReceiverOptions<C>, 'handlerTimeoutMs' | 'waitUntil' | 'scheme' | 'toleranceSeconds' | 'logger'> & {
+  Pick<ReceiverOptions<C>, OptionalOption> & {
     store: S;
   };
 
@@ -73,8 +100,11 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     throw new WebhookConfigError('createReceiver needs an options object: createReceiver({ secrets: … }).');
   }
   const resolved = {
-    signatureHeader: (options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER).toLowerCase(),
+    signatureHeader: options.signatureHeader,
+    profile: resolveProfile(options),
+    crypto: options.crypto,
     maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+    bodyTimeoutMs: positive('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
     store: options.store ?? (new MemoryDedupeStore() as unknown as S),
     events: options.events ?? (defaultEvents as unknown as C),
     leaseMs: positive('leaseMs', options.leaseMs, 60_000),
@@ -89,6 +119,7 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     scheme: options.scheme,
     waitUntil: options.waitUntil,
     logger: options.logger,
+    queue: options.queue,
     handlerTimeoutMs:
       options.handlerTimeoutMs === undefined
         ? undefined
@@ -106,6 +137,9 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
   ) {
     throw new WebhookConfigError('logger must have info, warn and error methods (pino, or console-like).');
   }
+  if (resolved.queue !== undefined && typeof resolved.queue?.enqueue !== 'function') {
+    throw new WebhookConfigError('queue must be a DurableQueue: bullmqQueue(…) or pgBossQueue(…).');
+  }
   const store = resolved.store as Partial<DedupeStore<unknown>>;
   if (
     typeof store.claim !== 'function' ||
@@ -117,10 +151,16 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
   return resolved;
 }
 
+/**
+ * Every numeric option is a whole number: a count, milliseconds or seconds. Infinity, NaN and fractions
+ * (`concurrency: 1.5`) are refused by name, so a typo fails at startup instead of bending the limits.
+ */
 function positive(name: string, value: number | undefined, fallback: number, allowZero = false): number {
   if (value === undefined) return fallback;
-  if (typeof value !== 'number' || Number.isNaN(value) || value < 0 || (value === 0 && !allowZero)) {
-    throw new WebhookConfigError(`${name} must be a positive number, got ${String(value)}.`);
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || (value === 0 && !allowZero)) {
+    throw new WebhookConfigError(
+      `${name} must be a whole number ${allowZero ? '(0 or more)' : 'greater than 0'}, got ${String(value)}.`,
+    );
   }
   return value;
 }

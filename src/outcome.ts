@@ -1,4 +1,4 @@
-import { byteLength } from './crypto-backend.js';
+import { byteLength } from './bytes.js';
 import { type ReasonCode, reasonMessage, reasonStatus } from './errors.js';
 import type { EventIssue } from './events.js';
 import type { Mode } from './secrets.js';
@@ -72,4 +72,11 @@ export function rejectedOutcome(
   const body = JSON.stringify({ error });
   headers['content-length'] = String(byteLength(body));
   return { status: reasonStatus[reason], headers, body, requestId, reason };
+}
+
+/** The label logs and metrics share: a reason code, or what happened to an accepted event. */
+export function outcomeLabel(outcome: Outcome): string {
+  if (outcome.reason !== undefined) return outcome.reason;
+  if (outcome.status === 202) return 'accepted';
+  return outcome.duplicate ? 'duplicate' : 'processed';
 }

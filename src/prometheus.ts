@@ -24,7 +24,9 @@ type Value = { value: number; labels: Record<string, string | number>; metricNam
  *   registerMetrics(receiver, { registry: register })   // import { register } from 'prom-client'
  *
  * Series: `<prefix>requests_total` and `<prefix>request_duration_seconds` (histogram) by outcome, status
- * and event_type; gauges `<prefix>handlers_running` and `<prefix>queue_waiting`.
+ * and event_type; gauges `<prefix>handlers_running` and `<prefix>queue_waiting`. With a durable queue (receiver option `queue`), gauges
+ * of its jobs as last read from the engine (every few seconds): `<prefix>durable_jobs_waiting`,
+ * `<prefix>durable_jobs_running`, `<prefix>durable_jobs_retrying` and `<prefix>durable_dead_letters`.
  */
 export function registerMetrics(source: MetricsSource, options: RegisterMetricsOptions): void {
   const prefix = options.prefix ?? 'messaging_webhooks_';
@@ -79,16 +81,30 @@ export function registerMetrics(source: MetricsSource, options: RegisterMetricsO
     ),
   );
 
-  const gauge = (name: string, help: string, read: (queue: MetricsSnapshot['queue']) => number) =>
+  const gauge = (name: string, help: string, read: (snapshot: MetricsSnapshot) => number | undefined) =>
     options.registry.registerMetric(
-      collector(`${prefix}${name}`, help, 'gauge', () => [
-        { value: read(source.metrics().queue), labels: { ...extra } },
-      ]),
+      collector(`${prefix}${name}`, help, 'gauge', () => {
+        const value = read(source.metrics()) ?? 0;
+        return [{ value, labels: { ...extra } }];
+      }),
     );
-  gauge('handlers_running', 'Handlers running now.', (queue) => queue.running);
+  gauge('handlers_running', 'Handlers running now.', ({ queue }) => queue.running);
   gauge(
     'queue_waiting',
     'Claimed events waiting for a handler slot (past maxQueue: 503 overloaded).',
-    (queue) => queue.waiting,
+    ({ queue }) => queue.waiting,
+  );
+  if (!source.metrics().durable) return;
+  gauge('durable_jobs_waiting', 'Durable jobs waiting for a worker.', ({ durable }) => durable?.waiting);
+  gauge('durable_jobs_running', 'Durable jobs a worker is running.', ({ durable }) => durable?.running);
+  gauge(
+    'durable_jobs_retrying',
+    'Durable jobs waiting out a backoff before their next attempt.',
+    ({ durable }) => durable?.retrying,
+  );
+  gauge(
+    'durable_dead_letters',
+    "Durable jobs that failed every attempt, in the engine's dead-letter.",
+    ({ durable }) => durable?.deadLettered,
   );
 }

@@ -1,28 +1,27 @@
-import {
-  byteLength,
-  digestLength,
-  hasSyncCrypto,
-  nextRequestId,
-  sha256Hex,
-  utf8Text,
-} from './crypto-backend.js';
-import { RawBodyError, type ReasonCode, WebhookHandlerError } from './errors.js';
+import { nextRequestId } from './bytes.js';
+import { Claims, type Report } from './claim.js';
+import type { CryptoProvider } from './crypto/provider.js';
+import { WebhookHandlerError } from './errors.js';
 import type { CatalogueEvent } from './events.js';
 import { type Catalogue, createEventParser, type DefaultEvents, type EventType } from './events.js';
+import { Executor } from './executor.js';
 import {
   type AnyEventHandler,
   type ErrorContext,
   type ErrorHandler,
   type EventHandler,
+  type HandlerContext,
   HandlerRegistry,
 } from './handlers.js';
 import { MetricsRecorder, type MetricsSnapshot } from './observability/metrics.js';
-import { createRequestObserver, type RequestTrace } from './observability/request-observer.js';
+import { createRequestObserver } from './observability/request-observer.js';
 import { type ReceiverOptions, resolveOptions } from './options.js';
-import { acceptedOutcome, type Outcome, type RejectionDetails, rejectedOutcome } from './outcome.js';
-import { Processor, type Settlement, TIMED_OUT, withTimeout } from './processing.js';
-import { BODY_TOO_LARGE, getHeader, isJsonContentType, type ReceiveRequest } from './request.js';
-import { createVerifier, defaultScheme } from './signature.js';
+import { type Outcome, rejectedOutcome } from './outcome.js';
+import { createPipeline } from './pipeline.js';
+import type { ReceiveRequest } from './request.js';
+import type { Mode } from './secrets.js';
+import { createVerifier } from './signature.js';
+import type { Delivery } from './stages/delivery.js';
 import type { MemoryDedupeStore } from './stores/memory.js';
 import type { DedupeStore, StoreTx } from './stores/types.js';
 
@@ -37,9 +36,16 @@ export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
   /** The whole pipeline: request checks, verify, parse, claim, dispatch, settle. Never rejects. */
   receive(request: ReceiveRequest): Promise<Outcome>;
   /**
-   * New requests get 503 shutting_down; waits for admitted requests and handlers. After `timeoutMs` the
-   * claims of events not finished are released (the service's retry runs them) and their requests answered
-   * 503 shutting_down. Calling it again returns the same promise.
+   * Runs the registered handlers for an event that was already verified and parsed (a durable worker's job).
+   * Rejects with the handler's error, or an AggregateError holding each failure when several handlers failed.
+   */
+  dispatch(event: { type: string; id?: string }, ctx: HandlerContext<Tx>): Promise<void>;
+  /** Tells every onError handler; never rejects. */
+  reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
+  /**
+   * New requests get 503 shutting_down; waits for verified requests and their handlers (a body still uploading
+   * is not waited for). After `timeoutMs` the claims of events not finished are released (the service's retry
+   * runs them) and their requests answered 503 shutting_down. Calling it again returns the same promise.
    */
   close(options?: { timeoutMs?: number }): Promise<void>;
   /** Counters and duration histogram per outcome and event type since creation, and the queue right now. */
@@ -58,166 +64,47 @@ export function createReceiver<
 >(options: ReceiverOptions<C, S>): Receiver<C, StoreTx<S>> {
   type Tx = StoreTx<S>;
   const opts = resolveOptions(options);
-  const verifier = createVerifier(opts);
-  const parseEvent = createEventParser(opts.events);
+  const verifier = createVerifier({
+    secrets: opts.secrets,
+    toleranceSeconds: opts.toleranceSeconds,
+    profile: opts.profile,
+    crypto: opts.crypto,
+  });
   const registry = new HandlerRegistry<C, Tx>();
-  const processor = new Processor<C, Tx>(registry, {
-    store: opts.store as unknown as DedupeStore<Tx>,
-    retentionMs: opts.retentionMs,
-    concurrency: opts.concurrency,
-    maxQueue: opts.maxQueue,
+  const report: Report = (code, message, cause, context) =>
+    registry.reportError(
+      new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause }),
+      {
+        ...context,
+        reason: code,
+      },
+    );
+  const executor = new Executor({ concurrency: opts.concurrency, maxQueue: opts.maxQueue });
+  const admission = createAdmission();
+  const pipeline = createPipeline<Tx>({
+    ...opts,
+    check: (input, now) => verifier.verify(input, now),
+    parseEvent: createEventParser(opts.events),
+    dedupeKey: (mode, event, body) => dedupeKey(verifier.crypto, mode, event, body),
+    registry: registry as unknown as HandlerRegistry<never, Tx>,
+    claims: new Claims<Tx>({
+      store: opts.store as unknown as DedupeStore<Tx>,
+      leaseMs: opts.leaseMs,
+      retentionMs: opts.retentionMs,
+      report,
+    }),
+    executor,
+    report,
+    admission,
   });
   const metrics = new MetricsRecorder();
   const observe = createRequestObserver({
     logger: opts.logger,
     metrics,
     now: opts.now,
-    diagnostics: {
-      signatureHeader: opts.signatureHeader,
-      digestLength: digestLength[(opts.scheme ?? defaultScheme).hash],
-      secretLabels: verifier.secretLabels,
-    },
+    diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels: verifier.secretLabels },
   });
-  const retryAfter = { retryAfterSeconds: opts.retryAfterSeconds };
   let closed: Promise<void> | undefined;
-
-  async function receive(request: ReceiveRequest, requestId: string, trace: RequestTrace): Promise<Outcome> {
-    const reject = (reason: ReasonCode, details?: RejectionDetails) =>
-      rejectedOutcome(reason, requestId, details);
-    if (typeof request?.method !== 'string' || request.method.toUpperCase() !== 'POST') {
-      return reject('method_not_allowed', { headers: { allow: 'POST' } });
-    }
-    if (!isJsonContentType(getHeader(request.headers, 'content-type')))
-      return reject('unsupported_media_type');
-    let body: unknown;
-    try {
-      body = request.readBody ? await request.readBody(opts.maxBodyBytes) : request.rawBody;
-    } catch {
-      return reject('request_aborted');
-    }
-    if (body === BODY_TOO_LARGE) return reject('payload_too_large');
-    if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-      const error = new RawBodyError(body, request.rawBodyHint);
-      await registry.reportError(new WebhookHandlerError('body_already_parsed', error.message), {
-        requestId,
-        reason: 'body_already_parsed',
-      });
-      return reject('body_already_parsed', { message: error.message });
-    }
-    if (byteLength(body) > opts.maxBodyBytes) return reject('payload_too_large');
-    trace.body = body;
-
-    const header = getHeader(request.headers, opts.signatureHeader);
-    const now = Math.floor(opts.now() / 1000);
-    // Where node:crypto exists the HMAC is synchronous: skip the promise hop of the Web Crypto path.
-    const verified = hasSyncCrypto
-      ? verifier.verify(body, header, now)
-      : await verifier.verifyAsync(body, header, now);
-    if (!verified.ok) return reject(verified.reason);
-
-    let json: unknown;
-    try {
-      json = JSON.parse(utf8Text(body));
-    } catch {
-      return reject('invalid_json');
-    }
-    const parsed = parseEvent(json);
-    if (!parsed.ok) {
-      const paths = parsed.issues.map((issue) => issue.path || '(body)').join(', ');
-      return reject('invalid_event', {
-        message: `The event does not match its schema at: ${paths}.`,
-        issues: parsed.issues,
-      });
-    }
-    const { event } = parsed;
-    const mode = verified.mode;
-    const tag = (outcome: Outcome): Outcome => {
-      outcome.event = event.id === undefined ? { type: event.type } : { id: event.id, type: event.type };
-      outcome.mode = mode;
-      return outcome;
-    };
-    const dedupeKey = `${mode}:${typeof event.id === 'string' ? event.id : `sha256:${await sha256Hex(body)}`}`;
-    const errorContext: ErrorContext = { requestId, reason: 'handler_failed', eventType: event.type, mode };
-    if (event.id !== undefined) errorContext.eventId = event.id;
-
-    // Before claiming: a retry of an event turned away here finds it unclaimed.
-    if (!processor.reserve()) return tag(reject('overloaded', retryAfter));
-    let claim: Awaited<ReturnType<DedupeStore['claim']>>;
-    try {
-      claim = await opts.store.claim(dedupeKey, opts.leaseMs);
-    } catch (cause) {
-      processor.unreserve();
-      await registry.reportError(
-        new WebhookHandlerError('store_unavailable', 'The dedupe store failed to claim an event.', { cause }),
-        { ...errorContext, reason: 'store_unavailable' },
-      );
-      return tag(reject('store_unavailable', retryAfter));
-    }
-    if (claim.status !== 'claimed') {
-      processor.unreserve();
-      if (claim.status === 'duplicate') return tag(acceptedOutcome(requestId, 200, true));
-      return tag(
-        reject('event_in_progress', { retryAfterSeconds: Math.max(1, Math.ceil(claim.retryAfterMs / 1000)) }),
-      );
-    }
-
-    const ctx = { requestId, mode, timestamp: verified.timestamp, dedupeKey, tx: undefined as Tx };
-    const work = processor.process({ event, ctx, token: claim.token, errorContext });
-    if (opts.ack === 'async') {
-      await keepAlive(request.waitUntil ?? opts.waitUntil, work, errorContext);
-      return tag(acceptedOutcome(requestId, 202));
-    }
-    const settled =
-      opts.handlerTimeoutMs === undefined ? await work : await withTimeout(work, opts.handlerTimeoutMs);
-    return tag(settlementOutcome(settled, reject, requestId, retryAfter));
-  }
-
-  /** Hands async work to the platform (waitUntil); the event is already queued, so a throwing hook only gets reported. */
-  async function keepAlive(
-    waitUntil: ((work: Promise<unknown>) => void) | undefined,
-    work: Promise<Settlement>,
-    errorContext: ErrorContext,
-  ): Promise<void> {
-    if (!waitUntil) return;
-    try {
-      waitUntil(work);
-    } catch (cause) {
-      await registry.reportError(
-        new WebhookHandlerError(
-          'handler_failed',
-          'waitUntil threw; the event is processed in this process anyway.',
-          {
-            cause,
-          },
-        ),
-        errorContext,
-      );
-    }
-  }
-
-  async function guardedReceive(
-    request: ReceiveRequest,
-    requestId: string,
-    trace: RequestTrace,
-  ): Promise<Outcome> {
-    if (closed) return rejectedOutcome('shutting_down', requestId, retryAfter);
-    processor.enter();
-    try {
-      return await receive(request, requestId, trace);
-    } catch (cause) {
-      // Only a bug can get here (every expected failure is an outcome); still never crash the server.
-      await registry.reportError(
-        new WebhookHandlerError('handler_failed', 'Unexpected receiver error.', { cause }),
-        {
-          requestId,
-          reason: 'handler_failed',
-        },
-      );
-      return rejectedOutcome('handler_failed', requestId);
-    } finally {
-      processor.leave();
-    }
-  }
 
   const receiver: Receiver<C, Tx> = {
     on(type, handler) {
@@ -238,39 +125,77 @@ export function createReceiver<
     },
     async receive(request) {
       const started = performance.now();
-      const trace: RequestTrace = { body: undefined };
-      const outcome = await guardedReceive(request, request?.requestId ?? nextRequestId(), trace);
-      const logged = observe(outcome, request, trace, performance.now() - started);
+      const delivery: Delivery = { request, requestId: request?.requestId ?? nextRequestId() };
+      let outcome: Outcome;
+      try {
+        outcome = await pipeline(delivery);
+      } catch (cause) {
+        // Only a bug can get here (every expected failure is an outcome); still never crash the server.
+        await report('handler_failed', 'Unexpected receiver error.', cause, {
+          requestId: delivery.requestId,
+          reason: 'handler_failed',
+        });
+        outcome = rejectedOutcome('handler_failed', delivery.requestId);
+      }
+      const logged = observe(outcome, request, delivery, performance.now() - started);
       if (logged) await logged;
       return outcome;
     },
+    dispatch(event, ctx) {
+      return registry.dispatch(event, ctx);
+    },
+    reportError(error, ctx) {
+      return registry.reportError(error, ctx);
+    },
     close(closeOptions = {}) {
-      closed ??= processor.drain(closeOptions.timeoutMs);
+      admission.closing = true;
+      closed ??= executor.drain(closeOptions.timeoutMs).then(() => admission.settled());
       return closed;
     },
     metrics() {
-      return metrics.snapshot({ running: processor.running, waiting: processor.waiting });
+      return metrics.snapshot(
+        { running: executor.running, waiting: executor.waiting },
+        opts.queue && (opts.queue.counts?.() ?? { ...NOT_READ }),
+      );
     },
     limits: { maxBodyBytes: opts.maxBodyBytes },
   };
   return receiver;
 }
 
-function settlementOutcome(
-  settled: Settlement | typeof TIMED_OUT,
-  reject: (reason: ReasonCode, details?: RejectionDetails) => Outcome,
-  requestId: string,
-  retryAfter: RejectionDetails,
-): Outcome {
-  if (settled === TIMED_OUT) return reject('handler_timeout', retryAfter);
-  switch (settled.status) {
-    case 'completed':
-      return acceptedOutcome(requestId, 200);
-    case 'abandoned':
-      return reject('shutting_down', retryAfter);
-    case 'failed':
-      return settled.reason === 'handler_failed'
-        ? reject('handler_failed')
-        : reject(settled.reason, retryAfter);
-  }
+/** Durable queue counts before the engine was first read. */
+const NOT_READ = { waiting: 0, running: 0, retrying: 0, deadLettered: 0, readAt: 0 };
+
+/** The dedupe key, per mode: the event's id, or the SHA-256 of the body for an event without one. */
+function dedupeKey(
+  crypto: CryptoProvider,
+  mode: Mode,
+  event: { id?: string },
+  body: string | Uint8Array,
+): string | Promise<string> {
+  if (typeof event.id === 'string') return `${mode}:${event.id}`;
+  if (crypto.sync) return `${mode}:sha256:${crypto.sha256Hex(body)}`;
+  return crypto.sha256Hex(body).then((hash) => `${mode}:sha256:${hash}`);
+}
+
+/** Counts verified requests not answered yet, so that close() resolves only after their answers. */
+function createAdmission() {
+  let inside = 0;
+  let idle: (() => void) | undefined;
+  return {
+    closing: false,
+    enter() {
+      inside++;
+    },
+    leave() {
+      inside--;
+      if (inside === 0) idle?.();
+    },
+    settled(): Promise<void> {
+      if (inside === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        idle = resolve;
+      });
+    },
+  };
 }

@@ -11,11 +11,29 @@ export type HeaderSource =
 export const BODY_TOO_LARGE: unique symbol = Symbol.for('messaging-webhooks.body-too-large');
 
 /**
- * Reads the body as it streams in and stops past `maxBytes`. Called by the core only after the cheap
- * checks (method, content type) passed, so a rejected request's body is never buffered.
- * Rejects when the client went away mid-body.
+ * What a body reader returns when the body was not complete `deadlineMs` after reading started (a client
+ * trickling bytes, or one that sent fewer bytes than its Content-Length and waits): the core answers 408
+ * and the connection is closed. A global symbol for the same reason as BODY_TOO_LARGE.
  */
-export type BodyReader = (maxBytes: number) => Promise<Uint8Array | string | typeof BODY_TOO_LARGE | unknown>;
+export const BODY_TIMEOUT: unique symbol = Symbol.for('messaging-webhooks.body-timeout');
+
+/**
+ * What a body reader returns when the body ended at another length than its Content-Length declared: the
+ * core answers 400 content_length_mismatch. A global symbol for the same reason as BODY_TOO_LARGE.
+ */
+export const BODY_LENGTH_MISMATCH: unique symbol = Symbol.for('messaging-webhooks.body-length-mismatch');
+
+/**
+ * Reads the body as it streams in, stops past `maxBytes`, and gives up (BODY_TIMEOUT) when the body is not
+ * complete within `deadlineMs`. Called by the core only after the cheap checks (method, content type)
+ * passed, so a rejected request's body is never buffered. Rejects when the client went away mid-body.
+ */
+export type BodyReader = (
+  maxBytes: number,
+  deadlineMs: number,
+) => Promise<
+  Uint8Array | string | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | typeof BODY_LENGTH_MISMATCH | unknown
+>;
 
 /** The neutral shape every adapter turns its framework's request into: `rawBody` or `readBody`, not both. */
 export interface ReceiveRequest {
@@ -44,8 +62,11 @@ export function getHeader(headers: HeaderSource, name: string): string | undefin
   const record = headers as Readonly<Record<string, string | readonly string[] | undefined>>;
   let value = record[name];
   if (value === undefined) {
+    // Node's own header objects have lower-case keys, but a caller may ask for `Content-Type`, and a hand-made
+    // object may hold any case.
+    const wanted = name.toLowerCase();
     for (const key in record) {
-      if (key.toLowerCase() === name) {
+      if (key.toLowerCase() === wanted) {
         value = record[key];
         break;
       }

@@ -1,10 +1,11 @@
 import type { z } from 'zod';
+import { utf8Text } from './bytes.js';
+import type { CryptoProvider } from './crypto/provider.js';
 import type { DefaultEvents } from './events.js';
-import { DEFAULT_SIGNATURE_HEADER } from './options.js';
 import type { Secret } from './secrets.js';
-import { nowSeconds, type SignatureScheme, signPayload } from './signature.js';
+import { type SignatureProfile, type SignatureScheme, signRequest } from './signature.js';
 
-export { signPayload, signPayloadAsync } from './signature.js';
+export { signPayload, signPayloadAsync, signRequest, signRequestAsync } from './signature.js';
 
 /** Crockford base32, as in ULIDs: the service's ids are a prefix and 26 of these. */
 const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -78,15 +79,21 @@ export interface SignedRequestOptions {
   timestamp?: number;
   /** Used by `request`; default http://localhost/webhooks. */
   url?: string;
-  /** Default `webhook-signature`, as the receiver expects. */
+  /** The receiver's profile: sign the way it verifies. Default defaultProfile. */
+  profile?: SignatureProfile;
+  /** The message id, for profiles that sign one (standardWebhooks); default a new `msg_…`. */
+  id?: string;
+  /** Default defaultCryptoProvider(); must be synchronous (node:crypto). */
+  crypto?: CryptoProvider;
+  /** The default profile's header name (older option, as the receiver's signatureHeader). */
   signatureHeader?: string;
   scheme?: SignatureScheme;
 }
 
 export interface SignedRequest {
-  /** The exact text that was signed: send it unchanged (supertest: `.set(headers).send(body)`). */
+  /** The exact text to send, as signed (with its signature member for a body signature): send it unchanged. */
   body: string;
-  /** content-type and the signature header. */
+  /** content-type and the profile's headers. */
   headers: Record<string, string>;
   /** The same delivery as a Web Request (POST to `url`). A new Request on each access: a body is read once. */
   readonly request: Request;
@@ -97,17 +104,18 @@ export interface SignedRequest {
  * what was signed. A string event is taken as the body as it is.
  */
 export function createSignedRequest(event: unknown, options: SignedRequestOptions): SignedRequest {
-  const body = typeof event === 'string' ? event : JSON.stringify(event);
-  const signature = signPayload({
-    payload: body,
+  const signed = signRequest({
+    payload: typeof event === 'string' ? event : JSON.stringify(event),
     secret: options.secret,
-    timestamp: options.timestamp ?? nowSeconds(),
+    ...(options.timestamp === undefined ? {} : { timestamp: options.timestamp }),
+    ...(options.profile ? { profile: options.profile } : {}),
+    ...(options.id === undefined ? {} : { id: options.id }),
+    ...(options.crypto ? { crypto: options.crypto } : {}),
+    ...(options.signatureHeader === undefined ? {} : { signatureHeader: options.signatureHeader }),
     ...(options.scheme ? { scheme: options.scheme } : {}),
   });
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    [(options.signatureHeader ?? DEFAULT_SIGNATURE_HEADER).toLowerCase()]: signature,
-  };
+  const body = utf8Text(signed.body);
+  const headers: Record<string, string> = { 'content-type': 'application/json', ...signed.headers };
   const url = options.url ?? 'http://localhost/webhooks';
   return {
     body,

@@ -4,7 +4,9 @@ export async function register() {
   const { DEV_SECRET } = await import('./lib/webhooks.js');
   const url = `http://localhost:${process.env.PORT ?? 3000}/api/webhooks`;
   const usesDevSecret = !process.env.WEBHOOK_SECRET;
-  if (usesDevSecret) {
+  if (usesDevSecret && process.env.NODE_ENV === 'production') {
+    console.warn('WARNING: WEBHOOK_SECRET is not set: webhooks are answered 500 receiver_misconfigured.');
+  } else if (usesDevSecret) {
     console.warn(
       `WARNING: WEBHOOK_SECRET is not set; using the development secret ${DEV_SECRET}. Never use it in production.`,
     );

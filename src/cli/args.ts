@@ -1,7 +1,8 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { WebhookConfigError } from '../errors.js';
 import { DEFAULT_SIGNATURE_HEADER } from '../options.js';
-import { resolveKeys } from '../secrets.js';
+import { resolveKeys, type SecretFormat } from '../secrets.js';
+import { profilePresets, resolveProfile, type SignatureProfile } from '../signature.js';
 
 export const BIN = 'messaging-webhooks';
 
@@ -19,8 +20,14 @@ export const signingOptions = {
   help: { type: 'boolean', short: 'h' },
 } as const satisfies Options;
 
+/** The signature format of the commands that sign (the receiver's `profile` option). */
+export const profileOption = { profile: { type: 'string' } } as const satisfies Options;
+
+export const PROFILE_HELP = `  --profile NAME    signature format: ${Object.keys(profilePresets).join(', ')} (default: default)`;
+
 export const SIGNING_HELP = `  --secret S        the endpoint's signing secret (or set WEBHOOK_SECRET); never printed
-  --header NAME     signature header name (default ${DEFAULT_SIGNATURE_HEADER})
+  --header NAME     signature header name of the default profile (default ${DEFAULT_SIGNATURE_HEADER})
+${PROFILE_HELP}
   -h, --help        this help`;
 
 export interface Command {
@@ -63,16 +70,43 @@ export function parseDelivery<O extends Options>(
   command: string,
   argv: string[],
   options: O,
-): { values: Values<O>; url: string; sign: { secret: string; header: string } } {
-  const { values, positionals } = parse(command, argv, { ...signingOptions, ...options });
+): { values: Values<O>; url: string; sign: { secret: string; profile: SignatureProfile } } {
+  const { values, positionals } = parse(command, argv, { ...signingOptions, ...profileOption, ...options });
   const url = requireUrl(command, positionals);
-  const signing = values as Values<typeof signingOptions>;
-  const sign = { secret: requireSecret(command, signing.secret), header: signatureHeader(signing.header) };
+  const signing = values as Values<typeof signingOptions & typeof profileOption>;
+  const profile = signingProfile(command, signing.profile, signing.header);
+  const sign = { secret: requireSecret(command, signing.secret, profile.secretFormat), profile };
   return { values: values as Values<O>, url, sign };
 }
 
+/** The profile named by --profile (a preset), with --header renaming the default profile's header. */
+export function signingProfile(command: string, name: string | undefined, header?: string): SignatureProfile {
+  const preset = profilePresets[name ?? 'default'];
+  if (!preset || !Object.hasOwn(profilePresets, name ?? 'default')) {
+    throw new UsageError(
+      `${command}: unknown --profile '${name}'. Use one of: ${Object.keys(profilePresets).join(', ')}.`,
+    );
+  }
+  if (header === undefined) return preset();
+  if (name !== undefined && name !== 'default') {
+    throw new UsageError(
+      `${command}: --header renames the default profile's header; the ${name} profile names its own.`,
+    );
+  }
+  try {
+    return resolveProfile({ signatureHeader: header });
+  } catch (error) {
+    if (error instanceof WebhookConfigError) throw new UsageError(`${command}: --header: ${error.message}`);
+    throw error;
+  }
+}
+
 /** The secret from --secret or WEBHOOK_SECRET, checked for the usual mistakes before anything is sent. */
-export function requireSecret(command: string, given: string | undefined): string {
+export function requireSecret(
+  command: string,
+  given: string | undefined,
+  format: SecretFormat = 'text',
+): string {
   const secret = given ?? process.env.WEBHOOK_SECRET;
   if (secret === undefined || secret === '') {
     throw new UsageError(
@@ -80,7 +114,7 @@ export function requireSecret(command: string, given: string | undefined): strin
     );
   }
   try {
-    resolveKeys(secret);
+    resolveKeys(secret, format);
   } catch (error) {
     if (error instanceof WebhookConfigError) throw new UsageError(`${command}: ${error.message}`);
     throw error;

@@ -1,4 +1,5 @@
-import { nowSeconds, signPayload } from '../signature.js';
+import { utf8Text } from '../bytes.js';
+import { type SignatureProfile, signRequest } from '../signature.js';
 
 /** One HTTP request as the service would send it: the exact bytes and the headers. */
 export interface Delivery {
@@ -23,23 +24,22 @@ export interface Answer {
 
 export const isAcknowledged = (answer: Answer) => answer.status >= 200 && answer.status < 300;
 
+/** An answer as summaries show it: the status and the receiver's error.code, `500 handler_failed`. */
+export const answerLabel = (answer: Pick<Answer, 'status' | 'reason'>) =>
+  answer.status === 0 ? 'no answer' : `${answer.status}${answer.reason ? ` ${answer.reason}` : ''}`;
+
 export interface SignOptions {
   secret: string;
-  header: string;
+  /** The endpoint's signature format. */
+  profile: SignatureProfile;
   /** Unix seconds; default now. */
   timestamp?: number;
 }
 
-/** Signs `body` and returns the delivery; every retry calls it again for a fresh timestamp. */
+/** Signs `body` as the profile says and returns the delivery; every retry calls it again for a fresh timestamp. */
 export function signedDelivery(body: string, options: SignOptions): Delivery {
-  const timestamp = options.timestamp ?? nowSeconds();
-  return {
-    body,
-    headers: {
-      'content-type': 'application/json',
-      [options.header]: signPayload({ payload: body, secret: options.secret, timestamp }),
-    },
-  };
+  const signed = signRequest({ payload: body, ...options });
+  return { body: utf8Text(signed.body), headers: { 'content-type': 'application/json', ...signed.headers } };
 }
 
 /** POSTs one delivery without following redirects; never rejects. */
@@ -76,7 +76,8 @@ export async function post(url: string, delivery: Delivery, timeoutMs = 10_000):
   }
 }
 
-function describeBody(answer: Answer): void {
+/** Reads `duplicate` and `error.code` of a JSON answer into `answer`. */
+export function describeBody(answer: Answer): void {
   let json: unknown;
   try {
     json = JSON.parse(answer.body);
@@ -89,7 +90,7 @@ function describeBody(answer: Answer): void {
   if (typeof error?.code === 'string') answer.reason = error.code;
 }
 
-function describeError(error: unknown, timeoutMs: number): string {
+export function describeError(error: unknown, timeoutMs: number): string {
   if (error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError')) {
     return `no answer within ${timeoutMs / 1000} s`;
   }

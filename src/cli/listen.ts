@@ -1,10 +1,9 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readNodeBody, writeNodeOutcome } from '../../adapters/node-io.js';
-import { nextRequestId } from '../crypto-backend.js';
+import { nextRequestId } from '../bytes.js';
 import type { Outcome } from '../outcome.js';
 import { createReceiver } from '../receiver.js';
-import { BODY_TOO_LARGE } from '../request.js';
 import {
   BIN,
   type Command,
@@ -19,6 +18,7 @@ import {
 } from './args.js';
 import { isAcknowledged, post } from './http.js';
 import { formatMs, palette } from './output.js';
+import { whenStarterEnds } from './wrapper-watch.js';
 
 const help = `Usage: ${BIN} listen [--port P] [--host H] --secret S [--forward URL] [--header NAME]
 
@@ -75,9 +75,9 @@ export const listen: Command = {
           requestId,
           method: req.method ?? 'GET',
           headers: req.headers,
-          readBody: async (maxBytes) => {
-            const body = await readNodeBody(req, maxBytes);
-            if (body !== BODY_TOO_LARGE && body !== undefined) delivery.body = body;
+          readBody: async (maxBytes, deadlineMs) => {
+            const body = await readNodeBody(req, maxBytes, deadlineMs);
+            if (body instanceof Uint8Array) delivery.body = body;
             return body;
           },
         })
@@ -104,11 +104,18 @@ export const listen: Command = {
 
     return new Promise<number>((resolve) => {
       const stop = () => {
+        stopWatching();
         server.close(() => resolve(0));
         server.closeAllConnections();
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      // A wrapper (npx) may end on a signal without passing it on: stop with it rather than listen on, orphaned,
+      // and exit even if a connection still holds the server open: nobody is left to see this process.
+      const stopWatching = whenStarterEnds(() => {
+        stop();
+        setTimeout(() => process.exit(0), 2000).unref();
+      });
     });
   },
 };

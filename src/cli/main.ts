@@ -1,12 +1,14 @@
 #!/usr/bin/env node
+import { createRequire } from 'node:module';
 import { BIN, type Command, HelpRequested, UsageError } from './args.js';
 import { check } from './check.js';
+import { emulate } from './emulate.js';
 import { listen } from './listen.js';
 import { send } from './send.js';
 import { sign } from './sign.js';
 import { simulate } from './simulate.js';
 
-const commands: Command[] = [sign, send, check, simulate, listen];
+const commands: Command[] = [sign, send, check, simulate, listen, emulate];
 
 const help = `Usage: ${BIN} <command> [options]
 
@@ -15,7 +17,7 @@ Test a webhook endpoint of the Messaging Service locally and before go-live.
 Commands:
 ${commands.map((command) => `  ${command.name.padEnd(10)}${command.summary}`).join('\n')}
 
-Run '${BIN} <command> --help' for a command's options. The secret can come from WEBHOOK_SECRET
+Run '${BIN} <command> --help' for a command's options, '${BIN} --version' for the version. The secret can come from WEBHOOK_SECRET
 instead of --secret. Exit codes: 0 success, 1 a check or delivery failed, 2 a usage mistake.`;
 
 async function main(argv: string[]): Promise<number> {
@@ -23,6 +25,14 @@ async function main(argv: string[]): Promise<number> {
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
     (name === undefined ? process.stderr : process.stdout).write(`${help}\n`);
     return name === undefined ? 2 : 0;
+  }
+  if (name === '--version' || name === '-v') {
+    // The package's own manifest, through its exports: the same path from the sources and from dist/.
+    const { version } = createRequire(import.meta.url)('messaging-webhooks/package.json') as {
+      version: string;
+    };
+    process.stdout.write(`${version}\n`);
+    return 0;
   }
   const command = commands.find((candidate) => candidate.name === name);
   if (!command) {

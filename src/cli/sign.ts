@@ -1,12 +1,28 @@
-import { signPayload } from '../signature.js';
-import { BIN, type Command, integer, noPositionals, parse, requireSecret, UsageError } from './args.js';
+import { signRequest } from '../signature.js';
+import {
+  BIN,
+  type Command,
+  integer,
+  noPositionals,
+  PROFILE_HELP,
+  parse,
+  profileOption,
+  requireSecret,
+  signingProfile,
+  UsageError,
+} from './args.js';
 
-const help = `Usage: ${BIN} sign --secret S [--timestamp T] < body.json
+const help = `Usage: ${BIN} sign --secret S [--timestamp T] [--profile NAME] [--id ID] < body.json
 
-Signs the body read on stdin (its exact bytes) and prints the signature header value t=…,v1=…
+Signs the body read on stdin (its exact bytes) and prints what to send:
+  - default profile: the signature header value t=…,v1=…
+  - profiles with several headers (standard-webhooks): one 'name: value' line per header (curl -H @file)
+  - body-signature: the body with its signature member, exactly as to send (no newline added)
 
   --secret S        the endpoint's signing secret (or set WEBHOOK_SECRET); never printed
   --timestamp T     unix seconds to sign with (default now)
+${PROFILE_HELP}
+  --id ID           message id, for profiles that sign one (default a new msg_…)
   -h, --help        this help
 
 Example (curl):
@@ -16,24 +32,24 @@ Example (curl):
 
 export const sign: Command = {
   name: 'sign',
-  summary: 'sign a body read on stdin; prints the signature header value',
+  summary: 'sign a body read on stdin; prints the signature header value (or what the profile sends)',
   help,
   async run(argv) {
     const { values, positionals } = parse('sign', argv, {
       secret: { type: 'string' },
       timestamp: { type: 'string' },
+      id: { type: 'string' },
+      ...profileOption,
       help: { type: 'boolean', short: 'h' },
     });
     noPositionals('sign', positionals);
-    const secret = requireSecret('sign', values.secret);
-    const timestamp = integer(
-      'sign',
-      'timestamp',
-      values.timestamp,
-      Math.floor(Date.now() / 1000),
-      0,
-      2 ** 40,
-    );
+    const profile = signingProfile('sign', values.profile);
+    const secret = requireSecret('sign', values.secret, profile.secretFormat);
+    // Unset: now, or the body's own timestamp for a profile that reads it from there.
+    const timestamp =
+      values.timestamp === undefined
+        ? undefined
+        : integer('sign', 'timestamp', values.timestamp, 0, 0, 2 ** 40);
     if (process.stdin.isTTY) {
       throw new UsageError(
         `sign: reads the body on stdin. Pipe it in: printf %s "$body" | ${BIN} sign --secret S`,
@@ -42,7 +58,17 @@ export const sign: Command = {
     const chunks: Buffer[] = [];
     for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
     // The bytes as read, not text: a trailing newline is signed too, as the endpoint will receive it.
-    process.stdout.write(`${signPayload({ payload: Buffer.concat(chunks), secret, timestamp })}\n`);
+    const signed = signRequest({
+      payload: Buffer.concat(chunks),
+      secret,
+      profile,
+      ...(timestamp === undefined ? {} : { timestamp }),
+      ...(values.id === undefined ? {} : { id: values.id }),
+    });
+    const names = Object.keys(signed.headers);
+    if (profile.signatureHeader === undefined) process.stdout.write(signed.body);
+    else if (names.length === 1) process.stdout.write(`${signed.headers[names[0] as string]}\n`);
+    else process.stdout.write(names.map((name) => `${name}: ${signed.headers[name]}\n`).join(''));
     return 0;
   },
 };

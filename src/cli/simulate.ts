@@ -1,6 +1,13 @@
 import { createEvent } from '../testing.js';
 import { BIN, type Command, fraction, integer, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
-import { type Answer, deliverWithRetry, isAcknowledged, type RetryPolicy, signedDelivery } from './http.js';
+import {
+  type Answer,
+  answerLabel,
+  deliverWithRetry,
+  isAcknowledged,
+  type RetryPolicy,
+  signedDelivery,
+} from './http.js';
 import { formatMs, palette, percentile, progressLine } from './output.js';
 
 const BASE_MS = 50;
@@ -30,7 +37,7 @@ export interface SimulationSummary {
   retries: number;
   failures: number;
   unacknowledged: number;
-  /** Non-2xx answers by status (0: no answer). */
+  /** Non-2xx answers by status and error.code (`500 handler_failed`), or `no answer`. */
   rejected: Record<string, number>;
   latencyMs: { p50: number; p99: number };
   elapsedMs: number;
@@ -69,7 +76,9 @@ export const simulate: Command = {
 
     const onAttempt = (answer: Answer) => {
       stats.attempts++;
-      if (!isAcknowledged(answer)) rejected[answer.status] = (rejected[answer.status] ?? 0) + 1;
+      if (isAcknowledged(answer)) return;
+      const label = answerLabel(answer);
+      rejected[label] = (rejected[label] ?? 0) + 1;
     };
     const worker = async () => {
       while (next < plan.length) {
@@ -148,7 +157,7 @@ const round = (ms: number) => Math.round(ms * 10) / 10;
 function describe(url: string, s: SimulationSummary): string {
   const color = palette();
   const rejected = Object.entries(s.rejected)
-    .map(([status, n]) => `${status === '0' ? 'no answer' : status} ×${n}`)
+    .map(([label, n]) => `${label} ×${n}`)
     .join(', ');
   const lines = [
     `Simulated ${s.events} events as ${s.deliveries} deliveries to ${url} in ${(s.elapsedMs / 1000).toFixed(1)} s`,

@@ -1,5 +1,9 @@
-import { byteLength, type SignedPiece, sha256Hex } from '../crypto-backend.js';
+import { byteLength, type SignedPiece } from '../bytes.js';
+import { type CryptoProvider, digestLength } from '../crypto/provider.js';
 import { getHeader, type HeaderSource } from '../request.js';
+import type { SignatureProfile } from '../signature/profile.js';
+import { candidateCheck } from '../signature/verifier.js';
+import { isDigits } from '../signature-header.js';
 
 /**
  * Redacted facts about a rejected request, for the operator's log: enough to tell a wrong secret, a skewed
@@ -18,11 +22,12 @@ export interface RejectionDiagnostics {
   secretsTried: readonly string[];
 }
 
+/** What the profile's parser read, counted (the same parser the verifier uses). */
 export interface SignatureHeaderShape {
   present: boolean;
-  /** Number of `t=` items (exactly one is valid). */
+  /** Number of timestamps found (`t=` items, or the timestamp header or body field; exactly one is valid). */
   t: number;
-  /** Number of `v1=` items, and how many of them are hex of the digest's length (the others cannot match). */
+  /** Number of signatures, and how many can be a digest (its encoded length; hex digits for hex). */
   v1: number;
   v1WellFormed: number;
   /** Now minus the header's t, in seconds: positive when the signature is older than this server's clock. */
@@ -30,9 +35,8 @@ export interface SignatureHeaderShape {
 }
 
 export interface DiagnosticsContext {
-  signatureHeader: string;
-  /** Bytes of the scheme's digest: a v1 of any other length is not a candidate. */
-  digestLength: number;
+  profile: SignatureProfile;
+  crypto: CryptoProvider;
   /** Secret labels in the order the verifier tries them. */
   secretLabels: readonly string[];
 }
@@ -44,8 +48,6 @@ const RELEVANT_HEADERS = [
   'transfer-encoding',
   'user-agent',
 ];
-const HEX = /^[0-9a-fA-F]+$/;
-const DIGITS = /^[0-9]+$/;
 const SHA256_PREFIX_LENGTH = 12;
 
 /** Computed on the rejection path only: a delivery that verifies pays none of this. */
@@ -56,59 +58,43 @@ export async function rejectionDiagnostics(
   reason: string | undefined,
   nowSeconds: number,
 ): Promise<RejectionDiagnostics> {
-  const present = [...RELEVANT_HEADERS, context.signatureHeader].filter(
+  const present = [...RELEVANT_HEADERS, ...context.profile.headers].filter(
     (name) => readHeader(headers, name) !== undefined,
   );
-  const signature = signatureShape(
-    readHeader(headers, context.signatureHeader),
-    context.digestLength,
-    nowSeconds,
-  );
+  const signature = signatureShape(context.profile, headers, body, nowSeconds);
   const diagnostics: RejectionDiagnostics = {
     headers: { present, signature },
-    // The verifier computes HMACs only after the header and timestamp passed, and only for a candidate v1.
+    // The verifier computes HMACs only after the header and timestamp passed, and only for a candidate.
     secretsTried: reason === 'signature_mismatch' && signature.v1WellFormed > 0 ? context.secretLabels : [],
   };
   if (body !== undefined) {
     diagnostics.body = {
       bytes: byteLength(body),
-      sha256Prefix: (await sha256Hex(body)).slice(0, SHA256_PREFIX_LENGTH),
+      sha256Prefix: (await context.crypto.sha256Hex(body)).slice(0, SHA256_PREFIX_LENGTH),
     };
   }
   return diagnostics;
 }
 
-/** Counts the items of a `t=…,v1=…` header without keeping any value but the timestamp. */
+/** Counts what the profile's parser read, keeping no value but the timestamp. */
 function signatureShape(
-  header: string | undefined,
-  digestLength: number,
+  profile: SignatureProfile,
+  headers: HeaderSource,
+  body: SignedPiece | undefined,
   nowSeconds: number,
 ): SignatureHeaderShape {
-  const shape: SignatureHeaderShape = {
-    present: header !== undefined && header.trim() !== '',
-    t: 0,
-    v1: 0,
-    v1WellFormed: 0,
-  };
+  const shape: SignatureHeaderShape = { present: false, t: 0, v1: 0, v1WellFormed: 0 };
+  // A signature in the body cannot be looked at before the body was read.
+  if (body === undefined && profile.signatureHeader === undefined) return shape;
+  const reading = profile.read({ get: (name) => readHeader(headers, name) ?? null }, body ?? '');
+  shape.present = reading.present;
   if (!shape.present) return shape;
-  let timestamp: string | undefined;
-  // Split as the verifier does (signature-header.ts), so the counts describe what it saw.
-  for (const raw of (header as string).split(',')) {
-    const item = raw.trim();
-    const eq = item.indexOf('=');
-    if (eq === -1) continue;
-    const key = item.slice(0, eq);
-    const value = item.slice(eq + 1);
-    if (key === 't') {
-      shape.t++;
-      timestamp = value;
-    } else if (key === 'v1') {
-      shape.v1++;
-      if (value.length === digestLength * 2 && HEX.test(value)) shape.v1WellFormed++;
-    }
-  }
-  if (shape.t === 1 && timestamp !== undefined && DIGITS.test(timestamp)) {
-    shape.clockSkewSeconds = nowSeconds - Number(timestamp);
+  const candidate = candidateCheck(profile.encoding, digestLength[profile.hash]);
+  shape.t = reading.timestamps;
+  shape.v1 = reading.signatures.length;
+  shape.v1WellFormed = reading.signatures.filter(candidate).length;
+  if (shape.t === 1 && isDigits(reading.timestampText)) {
+    shape.clockSkewSeconds = nowSeconds - Number(reading.timestampText);
   }
   return shape;
 }

@@ -1,4 +1,3 @@
-import type { Outcome } from '../outcome.js';
 import type { RejectionDiagnostics } from './diagnostics.js';
 
 /** What the receiver logs with: pino, or any object with these three methods (pino's argument order). */
@@ -21,13 +20,6 @@ export interface RequestLogFields {
   durationMs: number;
   /** Rejections only: what the operator needs to tell a misconfiguration from an attack. */
   diagnostics?: RejectionDiagnostics;
-}
-
-/** The outcome label shared by logs and metrics: a reason code, or what happened to an accepted event. */
-export function outcomeLabel(outcome: Outcome): string {
-  if (outcome.reason !== undefined) return outcome.reason;
-  if (outcome.status === 202) return 'accepted';
-  return outcome.duplicate ? 'duplicate' : 'processed';
 }
 
 /** info for 2xx, warn for 4xx (the sender's problem), error for 5xx (ours). */

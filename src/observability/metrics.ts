@@ -1,5 +1,5 @@
-import type { Outcome } from '../outcome.js';
-import { outcomeLabel } from './logger.js';
+import type { DurableQueueCounts } from '../durable/types.js';
+import { type Outcome, outcomeLabel } from '../outcome.js';
 
 /** Upper bounds (seconds) of the request duration histogram; the +Inf bucket is implied. */
 export const DURATION_BUCKETS: readonly number[] = [
@@ -28,6 +28,8 @@ export interface MetricsSnapshot {
   series: MetricsSeries[];
   /** Handlers running now, and claimed events waiting for a slot. */
   queue: { running: number; waiting: number };
+  /** With a durable queue: its job counts as last read from the engine (all 0 and readAt 0 before the first read). */
+  durable?: DurableQueueCounts;
 }
 
 interface Series {
@@ -72,7 +74,7 @@ export class MetricsRecorder {
     series.buckets[bucket] = (series.buckets[bucket] as number) + 1;
   }
 
-  snapshot(queue: MetricsSnapshot['queue']): MetricsSnapshot {
+  snapshot(queue: MetricsSnapshot['queue'], durable?: DurableQueueCounts): MetricsSnapshot {
     const series: MetricsSeries[] = [];
     for (const [outcome, byType] of this.#byOutcome) {
       for (const [eventType, { status, count, sum, buckets }] of byType) {
@@ -81,7 +83,9 @@ export class MetricsRecorder {
         series.push({ outcome, status, eventType, count, durationSecondsSum: sum, durationBuckets });
       }
     }
-    return { bucketBounds: DURATION_BUCKETS, series, queue };
+    const snapshot: MetricsSnapshot = { bucketBounds: DURATION_BUCKETS, series, queue };
+    if (durable) snapshot.durable = durable;
+    return snapshot;
   }
 
   // Event types come from verified bodies, but a bound keeps a misbehaving sender from growing the map.

@@ -1,8 +1,9 @@
-import type { SignedPiece } from '../crypto-backend.js';
 import type { Outcome } from '../outcome.js';
+import { outcomeLabel } from '../outcome.js';
 import type { ReceiveRequest } from '../request.js';
+import type { Delivery } from '../stages/delivery.js';
 import { type DiagnosticsContext, rejectionDiagnostics } from './diagnostics.js';
-import { type Logger, outcomeLabel, type RequestLogFields, writeRequestLog } from './logger.js';
+import { type Logger, type RequestLogFields, writeRequestLog } from './logger.js';
 import type { MetricsRecorder } from './metrics.js';
 
 export interface ObserverOptions {
@@ -11,11 +12,6 @@ export interface ObserverOptions {
   diagnostics: DiagnosticsContext;
   /** Clock in milliseconds (the receiver's `now` option), for the clock skew of rejected signatures. */
   now: () => number;
-}
-
-/** What the pipeline saw of a request, kept for the log line of a rejection. */
-export interface RequestTrace {
-  body: SignedPiece | undefined;
 }
 
 /**
@@ -27,7 +23,7 @@ export function createRequestObserver(options: ObserverOptions) {
   return (
     outcome: Outcome,
     request: ReceiveRequest,
-    trace: RequestTrace,
+    delivery: Delivery,
     durationMs: number,
   ): Promise<void> | undefined => {
     metrics.record(outcome, durationMs / 1000);
@@ -50,7 +46,7 @@ export function createRequestObserver(options: ObserverOptions) {
     return rejectionDiagnostics(
       options.diagnostics,
       request?.headers ?? {},
-      trace.body,
+      delivery.body,
       outcome.reason,
       nowSeconds,
     )

@@ -36,5 +36,6 @@ export function failOpen(store: DedupeStore, options: FailOpenOptions = {}): Ded
     },
     complete: (key, token, retentionMs) => settle(token, () => store.complete(key, token, retentionMs)),
     release: (key, token) => settle(token, () => store.release(key, token)),
+    renew: async (key, token, leaseMs) => unguarded.has(token) || store.renew(key, token, leaseMs),
   };
 }

@@ -71,6 +71,14 @@ export class MemoryDedupeStore implements DedupeStore {
     return Promise.resolve(this.completeSync(key, token, retentionMs));
   }
 
+  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    const lease = this.#leases.get(key);
+    // An expired lease nobody took over is still ours (as for complete): renewing it keeps it ours.
+    if (lease?.token !== token) return Promise.resolve(false);
+    lease.expiresAt = this.#now() + leaseMs;
+    return Promise.resolve(true);
+  }
+
   release(key: string, token: string): Promise<boolean> {
     if (this.#leases.get(key)?.token !== token) return Promise.resolve(false);
     this.#leases.delete(key);

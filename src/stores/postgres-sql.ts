@@ -71,6 +71,11 @@ export function completeSql({ ref }: InboxTable): string {
 WHERE key = $1 AND token = $2 AND state = 'processing'`;
 }
 
+export function renewSql({ ref }: InboxTable): string {
+  return `UPDATE ${ref} SET expires_at = ${ms('$3')}, updated_at = now()
+WHERE key = $1 AND token = $2 AND state = 'processing'`;
+}
+
 export function releaseSql({ ref }: InboxTable): string {
   return `DELETE FROM ${ref} WHERE key = $1 AND token = $2 AND state = 'processing'`;
 }

@@ -1,4 +1,11 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
+import {
+  type Deadline,
+  operationTimeout,
+  StoreTimeoutError,
+  startDeadline,
+  storeTimeout,
+} from './deadline.js';
 import { newOwnerToken } from './owner-token.js';
 import {
   claimSql,
@@ -8,13 +15,15 @@ import {
   inboxTable,
   purgeSql,
   releaseSql,
+  renewSql,
 } from './postgres-sql.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface PostgresDedupeStoreOptions<T extends boolean = false> {
   /**
-   * A `pg` Pool. Give it `connectionTimeoutMillis` (and attach `pool.on('error', …)`): without a connection
-   * timeout a claim waits as long as the network does before the receiver can answer 503.
+   * A `pg` Pool; attach `pool.on('error', …)`. Waiting for a connection counts against operationTimeoutMs;
+   * give the pool `connectionTimeoutMillis` too, so that a connection attempt the deadline gave up on does not
+   * hold a slot of the pool until the network gives up.
    */
   pool: Pool;
   /** The inbox table. Default `webhook_inbox`. */
@@ -26,21 +35,44 @@ export interface PostgresDedupeStoreOptions<T extends boolean = false> {
    * ctx.tx, and their writes commit exactly once, together with the "processed" mark.
    */
   transactional?: T;
+  /**
+   * Longest wait for one operation, connecting included (milliseconds, default 3000). Each statement runs
+   * with `statement_timeout` and `lock_timeout` set to it (in the same message: no extra round trip), so a
+   * locked table (a migration, VACUUM FULL) fails it on the server; a server that stops answering fails it
+   * on this side. Either way the event is answered 503 store_unavailable and retried.
+   */
+  operationTimeoutMs?: number;
 }
 
 /** What handlers get as ctx.tx: the transaction's client in transactional mode. */
 export type PostgresTx<T extends boolean> = T extends true ? PoolClient : undefined;
 
-type Queryable = Pick<Pool, 'query'> | PoolClient;
+const STORE = 'The PostgreSQL store';
+/** statement_timeout (query_canceled) and lock_timeout (lock_not_available) firing on the server. */
+const SERVER_TIMEOUTS = new Set(['57014', '55P03']);
+
+/** A pooled client handed back once: released normally, or destroyed when its state is unknown. */
+class Checkout {
+  #released = false;
+  constructor(readonly client: PoolClient) {}
+  release(broken?: Error): void {
+    if (this.#released) return;
+    this.#released = true;
+    this.client.release(broken);
+  }
+}
 
 /**
  * Dedupe store shared by several instances through a PostgreSQL inbox table. claim, complete and release
  * are one statement (one round trip) each; lease and retention are measured by the database's clock.
  */
 export class PostgresDedupeStore<T extends boolean = false> implements DedupeStore<PostgresTx<T>> {
+  readonly operationTimeoutMs: number;
   readonly #pool: Pool;
   readonly #table: InboxTable;
-  readonly #sql: { claim: string; complete: string; release: string; purge: string };
+  readonly #sql: { claim: string; complete: string; release: string; renew: string; purge: string };
+  /** The server-side deadlines each operation's message starts with (the value is a validated integer). */
+  readonly #limit: string;
   /** Present only in transactional mode: the receiver runs handlers through it when it exists. */
   readonly transact?: <R>(
     key: string,
@@ -54,11 +86,14 @@ export class PostgresDedupeStore<T extends boolean = false> implements DedupeSto
       throw new TypeError('PostgresDedupeStore needs { pool }: a Pool from the `pg` package.');
     }
     this.#pool = options.pool;
+    this.operationTimeoutMs = operationTimeout('PostgresDedupeStore', options.operationTimeoutMs);
+    this.#limit = `SET LOCAL statement_timeout = ${this.operationTimeoutMs}; SET LOCAL lock_timeout = ${this.operationTimeoutMs};`;
     this.#table = inboxTable(options.table ?? 'webhook_inbox', options.schema);
     this.#sql = {
       claim: claimSql(this.#table),
       complete: completeSql(this.#table),
       release: releaseSql(this.#table),
+      renew: renewSql(this.#table),
       purge: purgeSql(this.#table),
     };
     if (options.transactional === true) {
@@ -87,8 +122,7 @@ ${this.createTableSql}`);
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
     const token = newOwnerToken();
-    const { rows } = await this.#query<{ status: ClaimResult['status']; retry_after_ms: number | null }>(
-      this.#pool,
+    const { rows } = await this.#statement<{ status: ClaimResult['status']; retry_after_ms: number | null }>(
       this.#sql.claim,
       [key, token, leaseMs],
     );
@@ -101,16 +135,20 @@ ${this.createTableSql}`);
   }
 
   async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return (await this.#query(this.#pool, this.#sql.complete, [key, token, retentionMs])).rowCount === 1;
+    return (await this.#statement(this.#sql.complete, [key, token, retentionMs])).rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    return (await this.#query(this.#pool, this.#sql.release, [key, token])).rowCount === 1;
+    return (await this.#statement(this.#sql.release, [key, token])).rowCount === 1;
+  }
+
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.#statement(this.#sql.renew, [key, token, leaseMs])).rowCount === 1;
   }
 
   /** Deletes up to `limit` rows that expired over an hour ago; run it periodically. Returns how many. */
   async purgeExpired(limit = 10_000): Promise<number> {
-    return (await this.#query(this.#pool, this.#sql.purge, [limit])).rowCount ?? 0;
+    return (await this.#statement(this.#sql.purge, [limit])).rowCount ?? 0;
   }
 
   async #transact<R>(
@@ -119,49 +157,137 @@ ${this.createTableSql}`);
     retentionMs: number,
     work: (tx: PoolClient) => Promise<R>,
   ): Promise<R> {
-    const client = await this.#pool.connect();
+    // The handlers' own statements are theirs (handlerTimeoutMs bounds the answer); connecting, BEGIN and
+    // the completion with its COMMIT each get the store's deadline.
+    const checkout = await this.#bounded((deadline) => this.#connect(deadline));
+    const { client } = checkout;
     let broken: Error | undefined;
     try {
-      await client.query('BEGIN');
+      await this.#bounded((deadline) => this.#on(checkout, deadline, client.query('BEGIN')));
       const result = await work(client);
-      const completed = await this.#query(client, this.#sql.complete, [key, token, retentionMs]);
-      if (completed.rowCount !== 1) {
+      const completed = await this.#bounded((deadline) =>
+        this.#on(checkout, deadline, this.#completeAndCommit(client, key, token, retentionMs)),
+      );
+      if (!completed) {
         throw new Error(
           'The claim expired and was taken over while the handlers ran (longer than leaseMs): their writes ' +
             'were rolled back and the new owner processes the event. Raise leaseMs above the slowest handler.',
         );
       }
-      await client.query('COMMIT');
       return result;
     } catch (error) {
-      try {
-        await client.query('ROLLBACK');
-      } catch (rollbackError) {
-        broken = rollbackError as Error;
+      if (error instanceof StoreTimeoutError) broken = error;
+      else {
+        try {
+          await client.query('ROLLBACK');
+        } catch (rollbackError) {
+          broken = rollbackError as Error;
+        }
       }
       throw error;
     } finally {
-      // A client whose rollback failed is in an unknown state: the pool discards it.
-      client.release(broken);
+      // A client whose rollback failed, or that passed its deadline, is in an unknown state: the pool
+      // discards it, and the server rolls back what it left open.
+      checkout.release(broken);
     }
   }
 
-  async #query<Row extends object = object>(
-    db: Queryable,
+  /** Commits only when the completion matched: false leaves the transaction for the caller's ROLLBACK. */
+  async #completeAndCommit(client: PoolClient, key: string, token: string, retentionMs: number) {
+    const completed = await this.#run(client, this.#sql.complete, [key, token, retentionMs]);
+    if (completed.rowCount !== 1) return false;
+    await client.query('COMMIT');
+    return true;
+  }
+
+  /** One statement under the server-side deadlines, all within operationTimeoutMs. */
+  #statement<Row extends object = object>(text: string, values: unknown[]): Promise<QueryResult<Row>> {
+    return this.#bounded(async (deadline) => {
+      const checkout = await this.#connect(deadline);
+      try {
+        return await this.#on(checkout, deadline, this.#run<Row>(checkout.client, text, values));
+      } finally {
+        checkout.release();
+      }
+    });
+  }
+
+  /**
+   * The statement after the two SET LOCALs, as one simple-protocol message: one round trip, in an implicit
+   * transaction (or the open one), so the settings hold for this statement only. A simple query takes no
+   * parameters, so the values are written in as literals, strings escaped by the driver.
+   */
+  async #run<Row extends object>(
+    client: PoolClient,
     text: string,
     values: unknown[],
   ): Promise<QueryResult<Row>> {
+    const inlined = text.replace(/\$(\d+)/g, (_match, n: string) => literal(client, values[Number(n) - 1]));
     try {
-      return await db.query<Row>(text, values);
+      // Several statements in one message answer one result each; the statement's is the last.
+      const results = (await client.query<Row>(
+        `${this.#limit}\n${inlined}`,
+      )) as unknown as QueryResult<Row>[];
+      return results[results.length - 1] as QueryResult<Row>;
     } catch (error) {
-      if ((error as { code?: string })?.code === '42P01') {
-        throw new Error(
-          `The inbox table ${this.#table.ref} does not exist: run \`await store.migrate()\` once at startup, ` +
-            'or apply sql/webhook_inbox.sql.',
-          { cause: error },
-        );
+      throw this.#explain(error);
+    }
+  }
+
+  async #bounded<R>(operation: (deadline: Deadline) => Promise<R>): Promise<R> {
+    const deadline = startDeadline(this.operationTimeoutMs, STORE);
+    try {
+      return await deadline.within(operation(deadline));
+    } finally {
+      deadline.end();
+    }
+  }
+
+  /** A pooled client within the deadline; one that connects after it is handed straight back. */
+  async #connect(deadline: Deadline): Promise<Checkout> {
+    const connecting = this.#pool.connect();
+    try {
+      return new Checkout(await deadline.within(connecting));
+    } catch (error) {
+      connecting.then(
+        (late) => late.release(),
+        () => {},
+      );
+      throw error;
+    }
+  }
+
+  /** `work` on the checked-out client within the deadline; past it the client is destroyed at once. */
+  async #on<R>(checkout: Checkout, deadline: Deadline, work: Promise<R>): Promise<R> {
+    try {
+      return await deadline.within(work);
+    } catch (error) {
+      if (error instanceof StoreTimeoutError) {
+        work.catch(() => {});
+        checkout.release(error);
       }
       throw error;
     }
   }
+
+  /** The driver's error, or one that says what to do: a deadline passed on the server, the table is missing. */
+  #explain(error: unknown): unknown {
+    const code = (error as { code?: string })?.code;
+    if (code !== undefined && SERVER_TIMEOUTS.has(code))
+      return storeTimeout(STORE, this.operationTimeoutMs, error);
+    if (code === '42P01') {
+      return new Error(
+        `The inbox table ${this.#table.ref} does not exist: run \`await store.migrate()\` once at startup, ` +
+          'or apply sql/webhook_inbox.sql.',
+        { cause: error },
+      );
+    }
+    return error;
+  }
+}
+
+function literal(client: PoolClient, value: unknown): string {
+  if (typeof value === 'string') return client.escapeLiteral(value);
+  if (typeof value === 'number' && Number.isFinite(value)) return String(value);
+  throw new TypeError(`PostgresDedupeStore got ${String(value)} where a string or a finite number belongs.`);
 }

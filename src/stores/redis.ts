@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
+import { operationTimeout, withDeadline } from './deadline.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
 /** The part of a node-redis v5/v6 client (`createClient()` from `redis`) the store uses. */
 export interface NodeRedisClient {
   readonly isReady: boolean;
-  sendCommand(args: ReadonlyArray<string>): Promise<unknown>;
+  /** node-redis 5/6 take `{ timeout }` (ms): the command leaves the client's queue once it passes. */
+  sendCommand(args: ReadonlyArray<string>, options?: { timeout?: number }): Promise<unknown>;
 }
 
 /** The part of an ioredis client the store uses (tested with a stand-in of this shape, not with ioredis). */
@@ -19,6 +21,12 @@ export interface RedisDedupeStoreOptions {
   client: NodeRedisClient | IoRedisClient;
   /** Prepended to every key. Default `mw:`. */
   prefix?: string;
+  /**
+   * Longest wait for one operation (milliseconds, default 3000). Past it the operation rejects and the event
+   * is answered 503 store_unavailable, so the service retries it: a paused or unreachable server never holds
+   * a request.
+   */
+  operationTimeoutMs?: number;
 }
 
 /*
@@ -49,6 +57,14 @@ const COMPLETE = `${OWNED}
 redis.call('SET', KEYS[1], 'done', 'PX', ARGV[2])
 return 1`;
 
+/* Extends an owned lease from the server's clock; a completed key ("done") is never owned. */
+const RENEW = `${OWNED}
+local now = redis.call('TIME')
+now = now[1] * 1000 + math.floor(now[2] / 1000)
+local lease = tonumber(ARGV[2])
+redis.call('SET', KEYS[1], string.format('%.0f', now + lease) .. ':' .. ARGV[1], 'PX', lease * 2)
+return 1`;
+
 const RELEASE = `${OWNED}
 redis.call('DEL', KEYS[1])
 return 1`;
@@ -62,7 +78,12 @@ const script = (source: string): Script => ({
   source,
   sha: createHash('sha1').update(source).digest('hex'),
 });
-const scripts = { claim: script(CLAIM), complete: script(COMPLETE), release: script(RELEASE) };
+const scripts = {
+  claim: script(CLAIM),
+  complete: script(COMPLETE),
+  release: script(RELEASE),
+  renew: script(RENEW),
+};
 
 /**
  * Dedupe store shared by several instances through Redis. Each operation is one atomic Lua script and one
@@ -73,13 +94,15 @@ const scripts = { claim: script(CLAIM), complete: script(COMPLETE), release: scr
  */
 export class RedisDedupeStore implements DedupeStore {
   readonly prefix: string;
+  readonly operationTimeoutMs: number;
   readonly #send: (args: string[]) => Promise<unknown>;
 
   constructor(options: RedisDedupeStoreOptions) {
     const client = options?.client;
     this.prefix = options?.prefix ?? 'mw:';
     if (typeof this.prefix !== 'string') throw new TypeError('RedisDedupeStore prefix must be a string.');
-    this.#send = sender(client);
+    this.operationTimeoutMs = operationTimeout('RedisDedupeStore', options?.operationTimeoutMs);
+    this.#send = sender(client, this.operationTimeoutMs);
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
@@ -98,7 +121,16 @@ export class RedisDedupeStore implements DedupeStore {
     return (await this.#eval(scripts.release, key, token)) === 1;
   }
 
-  async #eval(script: Script, key: string, ...args: string[]): Promise<number> {
+  async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
+    return (await this.#eval(scripts.renew, key, token, String(Math.ceil(leaseMs)))) === 1;
+  }
+
+  /** One operation, both round trips of a NOSCRIPT retry included, within operationTimeoutMs. */
+  #eval(script: Script, key: string, ...args: string[]): Promise<number> {
+    return withDeadline(this.#evalScript(script, key, args), this.operationTimeoutMs, 'The Redis store');
+  }
+
+  async #evalScript(script: Script, key: string, args: string[]): Promise<number> {
     const tail = ['1', this.prefix + key, ...args];
     let reply: unknown;
     try {
@@ -112,7 +144,10 @@ export class RedisDedupeStore implements DedupeStore {
   }
 }
 
-function sender(client: NodeRedisClient | IoRedisClient | undefined): (args: string[]) => Promise<unknown> {
+function sender(
+  client: NodeRedisClient | IoRedisClient | undefined,
+  timeout: number,
+): (args: string[]) => Promise<unknown> {
   const notReady = () =>
     Promise.reject(
       new Error(
@@ -122,7 +157,9 @@ function sender(client: NodeRedisClient | IoRedisClient | undefined): (args: str
     );
   if (client && 'isReady' in client && typeof client.sendCommand === 'function') {
     // node-redis queues commands while offline, which would hold every request until the server is back.
-    return (args) => (client.isReady ? client.sendCommand(args) : notReady());
+    // node-redis's timeout drops a command still waiting to be written; one already sent is bounded by the
+    // operation's deadline alone, as every command of an ioredis client is.
+    return (args) => (client.isReady ? client.sendCommand(args, { timeout }) : notReady());
   }
   if (client && 'status' in client && typeof client.call === 'function') {
     return ([command, ...rest]) =>

@@ -17,6 +17,11 @@ export interface DedupeStore<Tx = undefined> {
   claim(key: string, leaseMs: number): Promise<ClaimResult>;
   /** Mark the key processed for `retentionMs`; false if `token` no longer owns it (nothing is changed then). */
   complete(key: string, token: string, retentionMs: number): Promise<boolean>;
+  /**
+   * Extend the lease of a claim still being processed to `leaseMs` from now (the store's clock): a heartbeat
+   * while the event waits or runs. False if `token` no longer owns the key or it is completed (nothing changes).
+   */
+  renew(key: string, token: string, leaseMs: number): Promise<boolean>;
   /** Drop the claim so the service's retry processes the event again; false if `token` no longer owns it. */
   release(key: string, token: string): Promise<boolean>;
   /**

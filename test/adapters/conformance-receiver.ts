@@ -1,46 +1,38 @@
-import { createReceiver } from '../../src/index.js';
+import { createProfile, createReceiver, defaultProfile, type SignatureProfile } from '../../src/index.js';
+import { type HandledEvent, MAX_BODY_BYTES, recordHandledEvents, SECRET } from './conformance-handlers.js';
 
-export const SECRET = 'whsec_conformance_secret';
-export const MAX_BODY_BYTES = 64 * 1024;
-/** The handler throws the first time it sees an event whose data.operator is this → 500 handler_failed. */
-export const FAILING_OPERATOR = 'op_fail';
-/** The handler waits 300 ms, so a concurrent delivery of the same event sees 409 event_in_progress. */
-export const SLOW_OPERATOR = 'op_slow';
-const SLOW_MS = 300;
+export {
+  FAILING_OPERATOR,
+  type HandledEvent,
+  MAX_BODY_BYTES,
+  SECRET,
+  SLOW_OPERATOR,
+} from './conformance-handlers.js';
 
-export interface HandledEvent {
-  id?: string;
-  type: string;
-  messageId?: string;
-  to?: string;
-}
+/**
+ * The profiles the suite runs under: the default format, then one that differs in every part the config
+ * can change (header names, syntax, hash, encoding, signed content, a message id).
+ */
+export const CONFORMANCE_PROFILES: readonly SignatureProfile[] = [
+  defaultProfile,
+  createProfile({
+    name: 'conformance-alternate',
+    signature: { header: 'X-Alt-Signature', syntax: 'v1-list' },
+    timestamp: { header: 'X-Alt-Timestamp' },
+    id: { header: 'X-Alt-Delivery' },
+    hash: 'SHA-512',
+    encoding: 'base64',
+    signedContent: '{body}|{timestamp}|{id}',
+  }),
+];
 
 export type ConformanceReceiver = ReturnType<typeof createReceiver>;
 
 /** The receiver every in-process target mounts; its handlers record what they saw into `handled`. */
-export function createConformanceReceiver(): { receiver: ConformanceReceiver; handled: HandledEvent[] } {
-  const handled: HandledEvent[] = [];
-  // Fails once per event id, so the service's retry (same event, new timestamp) is processed.
-  const failedOnce = new Set<string | undefined>();
-  const receiver = createReceiver({ secrets: SECRET, maxBodyBytes: MAX_BODY_BYTES });
-  receiver.on('message.delivered', async (event) => {
-    if (event.data.operator === FAILING_OPERATOR && !failedOnce.has(event.id)) {
-      failedOnce.add(event.id);
-      throw new Error('conformance: handler failure the client must never see');
-    }
-    if (event.data.operator === SLOW_OPERATOR) await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
-    handled.push(record(event.id, event.type, event.data.message_id, event.data.to));
-  });
-  receiver.on('message.failed', (event) => {
-    handled.push(record(event.id, event.type, event.data.message_id, event.data.to));
-  });
-  return { receiver, handled };
-}
-
-function record(id: string | undefined, type: string, messageId?: string, to?: string): HandledEvent {
-  const seen: HandledEvent = { type };
-  if (id !== undefined) seen.id = id;
-  if (messageId !== undefined) seen.messageId = messageId;
-  if (to !== undefined) seen.to = to;
-  return seen;
+export function createConformanceReceiver(profile: SignatureProfile = defaultProfile): {
+  receiver: ConformanceReceiver;
+  handled: HandledEvent[];
+} {
+  const receiver = createReceiver({ secrets: SECRET, maxBodyBytes: MAX_BODY_BYTES, profile });
+  return { receiver, handled: recordHandledEvents(receiver) };
 }

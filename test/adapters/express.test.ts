@@ -3,7 +3,7 @@ import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { webhookHandler } from '../../adapters/express.js';
-import { createReceiver, type WebhookHandlerError } from '../../src/index.js';
+import { createReceiver, type SignatureProfile, type WebhookHandlerError } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
 import { createConformanceReceiver, MAX_BODY_BYTES, SECRET } from './conformance-receiver.js';
@@ -12,8 +12,8 @@ type App = ReturnType<typeof express>;
 
 /** Starts an app built around the conformance receiver on a loopback port. */
 function conformanceApp(mount: (app: App, handler: ReturnType<typeof webhookHandler>) => void) {
-  return async () => {
-    const { receiver, handled } = createConformanceReceiver();
+  return async (profile: SignatureProfile) => {
+    const { receiver, handled } = createConformanceReceiver(profile);
     const app = express();
     mount(app, webhookHandler(receiver));
     const server = createServer(app);

@@ -10,8 +10,8 @@ async function listen(app: FastifyInstance): Promise<string> {
   return app.listen({ port: 0, host: '127.0.0.1' });
 }
 
-runConformanceSuite('fastify', async (): Promise<ConformanceServer> => {
-  const { receiver, handled } = createConformanceReceiver();
+runConformanceSuite('fastify', async (profile): Promise<ConformanceServer> => {
+  const { receiver, handled } = createConformanceReceiver(profile);
   const app = Fastify();
   await app.register(webhooks, { receiver, path: '/webhooks' });
   const base = await listen(app);

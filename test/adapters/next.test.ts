@@ -10,8 +10,18 @@ import type { NextRequest } from 'next/server.js';
 import { afterAll, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { createPagesHandler, createRouteHandler } from '../../adapters/next.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
+import { describeGarbledInput } from '../hardening/garbled-input.js';
+import { describeProtocolAbuse } from '../hardening/protocol-abuse.js';
+import { describeSlowBody } from '../hardening/slow-body.js';
+import {
+  BODY_TIMEOUT_MS as HARDENING_BODY_TIMEOUT_MS,
+  MAX_BODY_BYTES as HARDENING_MAX_BODY_BYTES,
+  SECRET as HARDENING_SECRET,
+  type Target,
+} from '../hardening/targets.js';
 import { type ConformanceServer, closeServer, listen, runConformanceSuite } from './conformance.js';
 import {
+  CONFORMANCE_PROFILES,
   createConformanceReceiver,
   FAILING_OPERATOR,
   type HandledEvent,
@@ -42,13 +52,13 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-/** Polls until the app answers, at most 30 s. */
+/** Polls until the app answers (whatever its status), at most 30 s. */
 async function waitUntilUp(url: string, server: ChildProcess): Promise<void> {
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
     if (server.exitCode !== null) throw new Error(`next start exited with ${server.exitCode}`);
     const up = await fetch(url).then(
-      (response) => response.ok,
+      () => true,
       () => false,
     );
     if (up) return;
@@ -57,42 +67,80 @@ async function waitUntilUp(url: string, server: ChildProcess): Promise<void> {
   throw new Error(`${url} did not answer within 30 s`);
 }
 
-// The example app, built and started like in production: `next build`, then `next start` on a loopback port.
-// Its receiver is configured from the environment to behave like createConformanceReceiver.
-let base = '';
-let nextServer: ChildProcess | undefined;
-beforeAll(async () => {
-  // The example imports the package by its name, which resolves to the build (dist/) through its exports map.
-  if (!existsSync(new URL('../../dist/adapters/next.js', import.meta.url))) {
-    throw new Error('examples/next-app imports messaging-webhooks from dist/: run `npm run build` first.');
-  }
-  const env = {
-    ...process.env,
-    NEXT_TELEMETRY_DISABLED: '1',
-    WEBHOOK_SECRET: SECRET,
-    MAX_BODY_BYTES: String(MAX_BODY_BYTES),
-    SIMULATE_FAILURE_OPERATOR: FAILING_OPERATOR,
-    SIMULATE_SLOW_OPERATOR: SLOW_OPERATOR,
-  };
-  await run([nextBin, 'build', app], { ...env, NODE_ENV: 'production' });
+/** `next start` of the built example on a loopback port, in its own process group (stopped together). */
+async function startNext(env: NodeJS.ProcessEnv): Promise<{ base: string; stop(): Promise<void> }> {
   const port = await freePort();
-  base = `http://127.0.0.1:${port}`;
-  // Its own process group, so that the server and anything it spawned stop together.
-  nextServer = spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
+  const server = spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
     cwd: root,
     env: { ...env, NODE_ENV: 'production' },
     stdio: 'ignore',
     detached: true,
   });
-  await waitUntilUp(`${base}/api/webhooks/events`, nextServer);
+  const stop = async () => {
+    if (server.pid === undefined || server.exitCode !== null) return;
+    const exited = once(server, 'exit');
+    process.kill(-server.pid, 'SIGTERM');
+    await exited;
+  };
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitUntilUp(`${base}/api/webhooks/events`, server);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { base, stop };
+}
+
+// The example app, built and started like in production: `next build` with no secret in the environment
+// (the receiver is created at the first request, not at import), then `next start` with the secret.
+// Its receiver is configured from the environment to behave like createConformanceReceiver.
+const { WEBHOOK_SECRET: _outerSecret, ...outerEnv } = process.env;
+const buildEnv = { ...outerEnv, NEXT_TELEMETRY_DISABLED: '1' };
+let base = '';
+let stopNext = async () => {};
+beforeAll(async () => {
+  // The example imports the package by its name, which resolves to the build (dist/) through its exports map.
+  if (!existsSync(new URL('../../dist/adapters/next.js', import.meta.url))) {
+    throw new Error('examples/next-app imports messaging-webhooks from dist/: run `npm run build` first.');
+  }
+  await run([nextBin, 'build', app], { ...buildEnv, NODE_ENV: 'production' });
+  const started = await startNext({
+    ...buildEnv,
+    WEBHOOK_SECRET: SECRET,
+    MAX_BODY_BYTES: String(MAX_BODY_BYTES),
+    SIMULATE_FAILURE_OPERATOR: FAILING_OPERATOR,
+    SIMULATE_SLOW_OPERATOR: SLOW_OPERATOR,
+  });
+  base = started.base;
+  stopNext = started.stop;
 }, 240_000);
 
-afterAll(async () => {
-  const server = nextServer;
-  if (server?.pid === undefined || server.exitCode !== null) return;
-  const exited = once(server, 'exit');
-  process.kill(-server.pid, 'SIGTERM');
-  await exited;
+afterAll(() => stopNext());
+
+describe('the example started without its secret', () => {
+  it('answers each webhook route 500 receiver_misconfigured, saying which option is missing', async () => {
+    const unconfigured = await startNext(buildEnv);
+    try {
+      for (const path of ['/api/webhooks', '/api/webhooks-pages']) {
+        const signed = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
+        const response = await fetch(`${unconfigured.base}${path}`, {
+          method: 'POST',
+          headers: signed.headers,
+          body: signed.body,
+        });
+        expect(response.status).toBe(500);
+        const { error } = (await response.json()) as {
+          error: { code: string; message: string; request_id: string };
+        };
+        expect(error.code).toBe('receiver_misconfigured');
+        expect(error.message).toContain('No webhook secret was given');
+        expect(response.headers.get('x-request-id')).toBe(error.request_id);
+      }
+    } finally {
+      await unconfigured.stop();
+    }
+  }, 60_000);
 });
 
 /** Both routes share the example's one receiver; the events route lists what its handlers processed. */
@@ -105,15 +153,53 @@ function exampleApp(path: string): () => Promise<ConformanceServer> {
   });
 }
 
+// The example app's receiver verifies the default profile only (it is configured from its environment, which
+// names no profile): the other profiles run against the in-process adapters, the same handler code.
+const defaultOnly = { profiles: CONFORMANCE_PROFILES.slice(0, 1) };
 // Next.js itself drops a route handler's Content-Length and streams the answer chunked (FORBIDDEN_HEADERS in
 // next/dist/server/send-response.js); the handler does set it, as the fetch adapter's suite checks.
 runConformanceSuite('next.js app router (next start)', exampleApp('/api/webhooks'), {
+  ...defaultOnly,
   skip: ['sized_answers'],
 });
 runConformanceSuite(
   'next.js pages router (next start, bodyParser: false)',
   exampleApp('/api/webhooks-pages'),
+  defaultOnly,
 );
+
+// The hardening suites against the same build, started a second time configured like their in-process
+// targets (their secret, body limit and a short body deadline). Both routers share the one server.
+let hardening: Promise<{ base: string; stop(): Promise<void> }> | undefined;
+afterAll(async () => (await hardening)?.stop());
+function hardeningTarget(path: string): () => Promise<Target> {
+  return async () => {
+    hardening ??= startNext({
+      ...buildEnv,
+      WEBHOOK_SECRET: HARDENING_SECRET,
+      MAX_BODY_BYTES: String(HARDENING_MAX_BODY_BYTES),
+      BODY_TIMEOUT_MS: String(HARDENING_BODY_TIMEOUT_MS),
+    });
+    const { base } = await hardening;
+    return {
+      url: `${base}${path}`,
+      port: Number(new URL(base).port),
+      handled: async () =>
+        (
+          (await (await fetch(`${base}/api/webhooks/events`)).json()) as { events: { id: string }[] }
+        ).events.map((event) => event.id),
+      close: async () => {}, // stopped once, after every suite of this file
+    };
+  };
+}
+for (const [router, path] of [
+  ['next.js app router', '/api/webhooks'],
+  ['next.js pages router', '/api/webhooks-pages'],
+] as const) {
+  describeGarbledInput(router, hardeningTarget(path));
+  describeProtocolAbuse(router, hardeningTarget(path));
+  describeSlowBody(router, hardeningTarget(path));
+}
 
 describe('the go-live check (messaging-webhooks check) against the Next.js example', () => {
   it.each(['/api/webhooks', '/api/webhooks-pages'])(

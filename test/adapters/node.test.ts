@@ -1,13 +1,14 @@
-import { createServer, request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
+import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { readNodeBody } from '../../adapters/node-io.js';
-import type { Outcome } from '../../src/index.js';
+import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome } from '../../src/index.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
 import { createConformanceReceiver } from './conformance-receiver.js';
 
-runConformanceSuite('node:http', async () => {
-  const { receiver, handled } = createConformanceReceiver();
+runConformanceSuite('node:http', async (profile) => {
+  const { receiver, handled } = createConformanceReceiver(profile);
   const server = createServer(createNodeHandler(receiver));
   const url = `${await listen(server)}/webhooks`;
   return { url, handled: async () => handled, close: () => closeServer(server) };
@@ -55,7 +56,7 @@ describe('node:http adapter', () => {
       for await (const _chunk of req) {
         // another consumer drains the body
       }
-      const body = await readNodeBody(req, 1024);
+      const body = await readNodeBody(req, 1024, 10_000);
       res.end(body === undefined ? 'undefined' : 'bytes');
     });
     const url = await listen(server);
@@ -65,5 +66,23 @@ describe('node:http adapter', () => {
     } finally {
       await closeServer(server);
     }
+  });
+
+  // Node's HTTP/1 parser never ends a body early or late; a request stream from elsewhere (a proxy layer, a
+  // framework's own stream) can, and the reader must not take it for a complete body.
+  it('resolves BODY_LENGTH_MISMATCH when the stream ends at another length than its Content-Length', async () => {
+    const stream = Object.assign(Readable.from([Buffer.from('{"a":1}')]), {
+      headers: { 'content-length': '100' },
+      complete: true,
+    }) as unknown as IncomingMessage;
+    expect(await readNodeBody(stream, 1024, 10_000)).toBe(BODY_LENGTH_MISMATCH);
+  });
+
+  it('resolves BODY_TIMEOUT when the body is not complete within the deadline', async () => {
+    const stream = Object.assign(new Readable({ read() {} }), {
+      headers: {},
+      complete: false,
+    }) as unknown as IncomingMessage;
+    expect(await readNodeBody(stream, 1024, 20)).toBe(BODY_TIMEOUT);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from './build.js';
+import { ensureBuilt } from '../support/build.js';
 import {
   type CountingReceiver,
   runCli,
@@ -8,7 +8,7 @@ import {
   startCountingReceiver,
   startServer,
   type TestServer,
-} from './helpers.js';
+} from '../support/child-processes.js';
 
 beforeAll(ensureBuilt, 180_000);
 

@@ -1,9 +1,9 @@
-import { accessSync, constants } from 'node:fs';
+import { accessSync, constants, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/index.js';
 import { createEvent } from '../../src/testing.js';
-import { cliPath, ensureBuilt } from './build.js';
-import { type CountingReceiver, runCli, SECRET, startCountingReceiver } from './helpers.js';
+import { cliPath, ensureBuilt } from '../support/build.js';
+import { type CountingReceiver, runCli, SECRET, startCountingReceiver } from '../support/child-processes.js';
 
 beforeAll(ensureBuilt, 180_000);
 
@@ -68,6 +68,13 @@ describe('messaging-webhooks CLI: help and usage mistakes', () => {
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).not.toMatch(/\n\s+at /);
     expect(result.stdout).toBe('');
+  });
+
+  it('--version prints the package version, exit 0', async () => {
+    const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8'));
+    for (const flag of ['--version', '-v']) {
+      expect(await runCli([flag])).toEqual({ code: 0, stdout: `${version}\n`, stderr: '' });
+    }
   });
 
   it('no command: usage on stderr, exit 2', async () => {

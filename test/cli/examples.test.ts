@@ -1,20 +1,38 @@
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ensureBuilt } from './build.js';
-import { runCli, SECRET, start } from './helpers.js';
+import { ensureBuilt, root } from '../support/build.js';
+import { runCli, SECRET, start } from '../support/child-processes.js';
 
 /**
  * The go-live check against the repository's example servers, run as they are shipped (child processes
- * importing the built package): what a user's first `check` would meet.
+ * importing the built package, each started by the command its npm script runs): what a user's first
+ * `check` would meet.
  */
+const bin = (name: string) => join(root, 'node_modules/.bin', name);
 const examples = [
-  { name: 'express', file: 'examples/express/server.mjs' },
-  { name: 'fastify', file: 'examples/fastify/server.mjs' },
+  { name: 'express', command: [process.execPath, 'examples/express/server.mjs'] },
+  { name: 'fastify', command: [process.execPath, 'examples/fastify/server.mjs'] },
+  { name: 'hono (Node)', command: [process.execPath, 'examples/hono/server.mjs'] },
+  { name: 'bun', command: [bin('bun'), 'examples/bun/server.mjs'] },
+  {
+    name: 'deno',
+    command: [
+      bin('deno'),
+      'run',
+      '--no-lock',
+      '--allow-net',
+      '--allow-env',
+      '--allow-read',
+      'examples/deno/server.mjs',
+    ],
+  },
+  { name: 'worker (workerd)', command: [process.execPath, 'examples/worker/dev.mjs'] },
 ];
 
-describe.each(examples)('check against the $name example', ({ file }) => {
+describe.each(examples)('check against the $name example', ({ command }) => {
   it('passes every check, exit 0', async () => {
     await ensureBuilt();
-    const server = start([process.execPath, file], { PORT: '0', WEBHOOK_SECRET: SECRET });
+    const server = start(command, { PORT: '0', WEBHOOK_SECRET: SECRET });
     try {
       const [url] = await server.waitFor(
         /http:\/\/(localhost|127\.0\.0\.1|\[::1?\]|0\.0\.0\.0):\d+\/\S*webhooks\b/,
@@ -33,7 +51,10 @@ describe.each(examples)('check against the $name example', ({ file }) => {
       expect(report.checks.filter((c) => !c.passed)).toEqual([]);
       expect(report.checks).toHaveLength(8);
       expect(result.code).toBe(0);
-      // The example ran the valid event's handler once and logged nothing about the secret.
+      // The example ran the valid event's handler once (the duplicate was not run again) and logged
+      // nothing about the secret.
+      await server.waitFor(/ delivered to /);
+      expect(server.output().match(/ delivered to /g)).toHaveLength(1);
       expect(server.output()).not.toContain(SECRET);
     } finally {
       await server.stop();

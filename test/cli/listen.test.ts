@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from './build.js';
+import { ensureBuilt } from '../support/build.js';
 import {
   type CountingReceiver,
   type Running,
@@ -8,7 +8,7 @@ import {
   startCli,
   startCountingReceiver,
   startServer,
-} from './helpers.js';
+} from '../support/child-processes.js';
 
 beforeAll(ensureBuilt, 180_000);
 
@@ -74,7 +74,7 @@ describe('listen', () => {
       expect(first.code).toBe(0);
       expect(JSON.parse(first.stdout)).toMatchObject({
         attempts: 2,
-        rejected: { 500: 1 },
+        rejected: { '500 handler_failed': 1 },
         unacknowledged: 0,
       });
       expect(calls).toBe(2);

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { planDeliveries, type SimulationSummary } from '../../src/cli/simulate.js';
-import { ensureBuilt } from './build.js';
-import { type CountingReceiver, runCli, SECRET, startCountingReceiver, startServer } from './helpers.js';
+import { ensureBuilt } from '../support/build.js';
+import {
+  type CountingReceiver,
+  runCli,
+  SECRET,
+  startCountingReceiver,
+  startServer,
+} from '../support/child-processes.js';
 
 beforeAll(ensureBuilt, 180_000);
 
@@ -33,7 +39,7 @@ describe('simulate', () => {
     expect([...receiver.calls.values()].some((calls) => calls > 1)).toBe(true);
     const retried = result.stdout.match(/retries\s+(\d+)/);
     expect(Number(retried?.[1])).toBeGreaterThan(0);
-    expect(result.stdout).toMatch(/non-2xx answers: .*500 ×\d+/);
+    expect(result.stdout).toMatch(/non-2xx answers: .*500 handler_failed ×\d+/);
     // 60 events delivered at least twice.
     expect(Number(result.stdout.match(/deliveries\s+(\d+)/)?.[1])).toBeGreaterThanOrEqual(260);
   }, 60_000);
@@ -79,7 +85,7 @@ describe('simulate', () => {
       const summary = JSON.parse(result.stdout) as SimulationSummary;
       expect(summary).toMatchObject({ events: 3, deliveries: 3, attempts: 9, retries: 6, failures: 3 });
       expect(summary.unacknowledged).toBe(3);
-      expect(summary.rejected).toEqual({ 503: 9 });
+      expect(summary.rejected).toEqual({ '503': 9 });
     } finally {
       await failing.close();
     }

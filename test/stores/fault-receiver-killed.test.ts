@@ -2,7 +2,7 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDedupeStore } from '../../src/stores/postgres.js';
-import { buildPackage } from './harness/build.js';
+import { buildPackage } from '../support/harness/build.js';
 import {
   DATABASE_URL,
   expectCompletedOnce,
@@ -11,9 +11,9 @@ import {
   spreadDeliveries,
   testRun,
   withInstances,
-} from './harness/cluster.js';
-import { deleteKeys } from './harness/redis-keys.js';
-import { type Attempt, deliverAll, eventIds } from './harness/sender.js';
+} from '../support/harness/cluster.js';
+import { deleteKeys } from '../support/harness/redis-keys.js';
+import { type Attempt, deliverAll, eventIds } from '../support/harness/sender.js';
 
 /*
  * A receiver process is killed (SIGKILL) in the middle of a handler: its claim stays until the lease

@@ -1,17 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildPackage } from './harness/build.js';
+import { buildPackage } from '../support/harness/build.js';
 import {
   expectCompletedOnce,
   REDIS_URL,
   spreadDeliveries,
   testRun,
   withInstances,
-} from './harness/cluster.js';
-import { ownRedisServer, type RedisServer } from './harness/processes.js';
-import { deleteKeys } from './harness/redis-keys.js';
-import { type Delivery, deliverAll, eventIds } from './harness/sender.js';
+} from '../support/harness/cluster.js';
+import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
+import { deleteKeys } from '../support/harness/redis-keys.js';
+import { type Delivery, deliverAll, eventIds } from '../support/harness/sender.js';
 
 /*
  * The store's Redis server (the test's own, on its own port) stops in the middle of a run and comes back.

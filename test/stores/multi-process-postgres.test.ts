@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PostgresDedupeStore } from '../../src/stores/postgres.js';
-import { buildPackage } from './harness/build.js';
-import { DATABASE_URL, expectCopiesProcessedOnce, REDIS_URL, testRun } from './harness/cluster.js';
-import { eventIds } from './harness/sender.js';
+import { buildPackage } from '../support/harness/build.js';
+import { DATABASE_URL, expectCopiesProcessedOnce, REDIS_URL, testRun } from '../support/harness/cluster.js';
+import { eventIds } from '../support/harness/sender.js';
 
 /*
  * Four receiver processes share one PostgreSQL store in transactional mode; each of 500 events is

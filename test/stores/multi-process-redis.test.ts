@@ -1,9 +1,9 @@
 import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildPackage } from './harness/build.js';
-import { expectCopiesProcessedOnce, REDIS_URL, testRun } from './harness/cluster.js';
-import { deleteKeys } from './harness/redis-keys.js';
-import { eventIds } from './harness/sender.js';
+import { buildPackage } from '../support/harness/build.js';
+import { expectCopiesProcessedOnce, REDIS_URL, testRun } from '../support/harness/cluster.js';
+import { deleteKeys } from '../support/harness/redis-keys.js';
+import { eventIds } from '../support/harness/sender.js';
 
 /*
  * Four receiver processes share one Redis store; the sender delivers each of 500 events five times at

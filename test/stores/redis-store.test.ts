@@ -3,8 +3,9 @@ import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { failOpen } from '../../src/stores/fail-open.js';
 import { RedisDedupeStore } from '../../src/stores/redis.js';
-import { deleteKeys } from './harness/redis-keys.js';
+import { deleteKeys } from '../support/harness/redis-keys.js';
 import { describeStoreConformance } from './store-conformance.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -23,6 +24,13 @@ afterAll(async () => {
 
 describeStoreConformance('redis', () => ({
   store: new RedisDedupeStore({ client, prefix }),
+  leaseMs: 200,
+  slackMs: 60,
+  advance: sleep,
+}));
+
+describeStoreConformance('failOpen(redis)', () => ({
+  store: failOpen(new RedisDedupeStore({ client, prefix })),
   leaseMs: 200,
   slackMs: 60,
   advance: sleep,

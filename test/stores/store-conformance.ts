@@ -125,6 +125,46 @@ export function describeStoreConformance(name: string, setup: () => ConformanceT
       }
     });
 
+    it('renew extends a live lease: a claim past the first lease still finds it in flight', async () => {
+      const { store, leaseMs, advance, slackMs } = setup();
+      const key = freshKey();
+      const token = claimed(await store.claim(key, leaseMs));
+      await advance(leaseMs / 2);
+      expect(await store.renew(key, token, 2 * (leaseMs + slackMs))).toBe(true);
+      // Past the first lease for sure, well inside the renewed one.
+      await advance(leaseMs + slackMs);
+      expect((await store.claim(key, leaseMs)).status).toBe('in_flight');
+      expect(await store.complete(key, token, LONG_RETENTION_MS)).toBe(true);
+    });
+
+    it('renew with a token that lost the key is false and changes nothing', async () => {
+      const { store, leaseMs, advance, slackMs } = setup();
+      const key = freshKey();
+      const stale = claimed(await store.claim(key, leaseMs));
+      await advance(leaseMs + slackMs);
+      const current = claimed(await store.claim(key, leaseMs));
+      expect(await store.renew(key, stale, leaseMs * 100)).toBe(false);
+      expect(await store.renew(key, 'not-the-owner', leaseMs * 100)).toBe(false);
+      await advance(leaseMs + slackMs);
+      // The current lease was not stretched by the stale renewals: it expired and is taken over.
+      claimed(await store.claim(key, leaseMs));
+      expect(await store.complete(key, current, LONG_RETENTION_MS)).toBe(false);
+    });
+
+    it('renew of a completed or released key is false', async () => {
+      const { store, leaseMs } = setup();
+      const done = freshKey();
+      const token = claimed(await store.claim(done, leaseMs));
+      expect(await store.complete(done, token, LONG_RETENTION_MS)).toBe(true);
+      expect(await store.renew(done, token, leaseMs)).toBe(false);
+      expect(await store.claim(done, leaseMs)).toEqual({ status: 'duplicate' });
+      const dropped = freshKey();
+      const released = claimed(await store.claim(dropped, leaseMs));
+      expect(await store.release(dropped, released)).toBe(true);
+      expect(await store.renew(dropped, released, leaseMs)).toBe(false);
+      claimed(await store.claim(dropped, leaseMs));
+    });
+
     it('keeps keys apart', async () => {
       const { store, leaseMs } = setup();
       const a = freshKey();

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
-import { deliveredEvent, delivery, expectError, SECRET } from './support.js';
+import { deliveredEvent, delivery, expectError, SECRET } from '../support/unit.js';
 
 const HOUR = 3_600_000;
 

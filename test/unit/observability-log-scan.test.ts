@@ -4,8 +4,8 @@ import pino from 'pino';
 import { describe, expect, inject, it } from 'vitest';
 import { createReceiver } from '../../src/index.js';
 import { collectKnownSecrets, findLeakedSecrets, redactedName } from '../setup/known-secrets.js';
-import { PROCESSING_SECRET } from './processing-support.js';
-import { SECRET, TEST_SECRET } from './support.js';
+import { PROCESSING_SECRET } from '../support/processing.js';
+import { SECRET, TEST_SECRET } from '../support/unit.js';
 
 /**
  * The suite-wide scan itself runs in test/setup/secret-scan.ts when the run ends; these tests check its

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createReceiver, type MetricsSnapshot } from '../../src/index.js';
 import { registerMetrics } from '../../src/prometheus.js';
 import { createEvent } from '../../src/testing.js';
-import { gate, PROCESSING_SECRET, signed, until } from './processing-support.js';
+import { gate, PROCESSING_SECRET, signed, until } from '../support/processing.js';
 
 const seriesOf = (snapshot: MetricsSnapshot, outcome: string, eventType: string) =>
   snapshot.series.find((series) => series.outcome === outcome && series.eventType === eventType);

@@ -5,11 +5,10 @@ import {
   expectProcessed,
   expectRejected,
   gate,
-  isSettled,
   PROCESSING_SECRET,
   signed,
   until,
-} from './processing-support.js';
+} from '../support/processing.js';
 
 describe('close({ timeoutMs })', () => {
   it('new requests get 503 shutting_down; in-flight handlers finish and their requests get 200', async () => {
@@ -22,17 +21,22 @@ describe('close({ timeoutMs })', () => {
     });
     const inFlight = receiver.receive(signed(createEvent('message.delivered')));
     await until(() => receiver.metrics().queue.running === 1);
+    const order: string[] = [];
     const closed = receiver.close({ timeoutMs: 5_000 });
+    const closedNoted = closed.then(() => order.push('closed'));
     expectRejected(
       await receiver.receive(signed(createEvent('message.delivered'))),
       503,
       'shutting_down',
       '5',
     );
-    expect(await isSettled(closed)).toBe(false);
+    // A close() that did not wait would have resolved by now: the rejection above took the whole pipeline.
+    order.push('rejected new request');
     held.open();
     expectProcessed(await inFlight);
-    await closed;
+    order.push('in-flight answered');
+    await closedNoted;
+    expect(order).toEqual(['rejected new request', 'in-flight answered', 'closed']);
     expect(finished).toBe(1);
     expect(receiver.close()).toBe(closed);
   });
@@ -88,7 +92,7 @@ describe('close({ timeoutMs })', () => {
     expect(finished).toBe(1);
   });
 
-  it('waits for a request still reading its body, which is then processed', async () => {
+  it('does not wait for a body still uploading: that request is answered shutting_down, unprocessed', async () => {
     const receiver = createReceiver({ secrets: PROCESSING_SECRET });
     let handled = 0;
     receiver.on('message.delivered', () => {
@@ -104,12 +108,10 @@ describe('close({ timeoutMs })', () => {
         return request.rawBody;
       },
     });
-    const closed = receiver.close({ timeoutMs: 5_000 });
-    expect(await isSettled(closed)).toBe(false);
+    await receiver.close({ timeoutMs: 5_000 });
     body.open();
-    expectProcessed(await reading);
-    await closed;
-    expect(handled).toBe(1);
+    expectRejected(await reading, 503, 'shutting_down', '5');
+    expect(handled).toBe(0);
   });
 
   it('resolves at once when nothing is running', async () => {

@@ -8,7 +8,7 @@ import {
   PROCESSING_SECRET,
   signed,
   until,
-} from './processing-support.js';
+} from '../support/processing.js';
 
 /** Nothing lost, nothing run twice: a timed-out answer leaves the claim to the handlers still running. */
 describe('handlerTimeoutMs', () => {

@@ -9,7 +9,7 @@ import {
   nowSeconds,
   SECRET,
   sleep,
-} from './support.js';
+} from '../support/unit.js';
 
 /** A clock the store reads; tests move it instead of faking timers. */
 function manualClock(start = Date.now()) {
@@ -107,7 +107,7 @@ describe('replay safety through receive()', () => {
     slow.open();
     expectAccepted(await first, 200);
     // Its completion was refused (the claim is no longer its own) and reported, not forced.
-    expect(told).toEqual(['store_unavailable']);
+    expect(told).toEqual(['lease_lost']);
     expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
     retryHeld.open();
     expectAccepted(await retry, 200);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, getHeader, isJsonContentType, signPayload } from '../../src/index.js';
-import { deliveredEvent, expectAccepted, expectError, SECRET } from './support.js';
+import { deliveredEvent, expectAccepted, expectError, SECRET } from '../support/unit.js';
 
 describe('getHeader', () => {
   it('finds a header whatever its case, in a Node header object or a Fetch Headers', () => {
@@ -9,6 +9,12 @@ describe('getHeader', () => {
     expect(getHeader(new Headers({ 'WEBHOOK-SIGNATURE': 'y' }), 'webhook-signature')).toBe('y');
     expect(getHeader({}, 'webhook-signature')).toBeUndefined();
     expect(getHeader(new Headers(), 'webhook-signature')).toBeUndefined();
+  });
+
+  it('finds a header asked for in any case, in a Node header object (lower-case keys) or a hand-made one', () => {
+    expect(getHeader({ 'content-type': 'application/json' }, 'Content-Type')).toBe('application/json');
+    expect(getHeader({ 'X-Custom': 'a' }, 'x-CUSTOM')).toBe('a');
+    expect(getHeader(new Headers({ 'content-type': 'b' }), 'CONTENT-TYPE')).toBe('b');
   });
 
   it('joins repeated headers with a comma, as HTTP allows', () => {

@@ -10,7 +10,7 @@ import {
   verifySignatureAsync,
   WebhookConfigError,
 } from '../../src/index.js';
-import { deliveredEvent, delivery, nowSeconds, SECRET, TEST_SECRET } from './support.js';
+import { deliveredEvent, delivery, nowSeconds, SECRET, TEST_SECRET } from '../support/unit.js';
 
 const NOW = 1_795_000_000;
 const stripeWebhooks = Stripe.webhooks;
@@ -156,7 +156,9 @@ describe('rotation, several v1 values and modes', () => {
     for (const mode of ['live', 'test'] as const) {
       for (const [index, secret] of secrets[mode].entries()) {
         const header = signPayload({ payload, secret, timestamp: NOW });
-        expect(verifier.verify(payload, header, NOW)).toMatchObject({
+        expect(
+          verifier.verify({ headers: { 'webhook-signature': header }, body: payload }, NOW),
+        ).toMatchObject({
           ok: true,
           mode,
           secretLabel: `${mode}[${index}]`,

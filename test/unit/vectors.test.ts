@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { verifySignature, verifySignatureAsync } from '../../src/index.js';
-import { vectorCases, vectorSecrets } from './support.js';
+import { vectorCases, vectorSecrets } from '../support/unit.js';
 
 describe('shared signature vectors (independent signer)', () => {
   it('has cases', () => {

@@ -1,62 +1,94 @@
-import { beforeAll, describe, expect, it, vi } from 'vitest';
-import { deliveredEvent, delivery, expectAccepted, SECRET, vectorCases, vectorSecrets } from './support.js';
+import { describe, expect, it } from 'vitest';
+import {
+  bodySignature,
+  createReceiver,
+  createVerifier,
+  defaultCryptoProvider,
+  nodeCryptoProvider,
+  signRequest,
+  signRequestAsync,
+  standardWebhooks,
+  verifySignature,
+  verifySignatureAsync,
+  webCryptoProvider,
+} from '../../src/index.js';
+import {
+  deliveredEvent,
+  delivery,
+  expectAccepted,
+  SECRET,
+  vectorCases,
+  vectorSecrets,
+} from '../support/unit.js';
 
 /**
- * The path of runtimes without node:crypto (Cloudflare Workers, Vercel Edge): the core is loaded with
- * node:crypto hidden, so verification runs on Web Crypto, the hex decoder and comparison in plain JS.
+ * The path of runtimes without node:crypto (Cloudflare Workers, Vercel Edge): the Web Crypto provider is
+ * passed in, so the same process checks both providers against each other.
  */
-type Core = typeof import('../../src/index.js');
-let core: Core;
+const web = webCryptoProvider();
+const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 
-beforeAll(async () => {
-  const original = process.getBuiltinModule;
-  vi.resetModules();
-  process.getBuiltinModule = ((id: string) =>
-    id === 'node:crypto' || id === 'crypto' ? undefined : original(id)) as typeof original;
-  try {
-    core = await import('../../src/index.js');
-  } finally {
-    process.getBuiltinModule = original;
-    vi.resetModules();
-  }
-});
+describe('Web Crypto provider', () => {
+  it('node:crypto is the default here, chosen once', () => {
+    expect(defaultCryptoProvider()).toBe(defaultCryptoProvider());
+    expect(defaultCryptoProvider().name).toBe('node:crypto');
+    expect(web).toMatchObject({ name: 'web-crypto', sync: false });
+  });
 
-describe('without node:crypto (Web Crypto)', () => {
-  it('the synchronous API says to use the async one', () => {
-    expect(() =>
-      core.verifySignature({ payload: '{}', header: 't=1,v1=00', secrets: SECRET, now: 1 }),
-    ).not.toThrow();
+  it('the synchronous one-shot API says to use the async one', () => {
     const header = `t=1,v1=${'ab'.repeat(32)}`;
-    expect(() => core.verifySignature({ payload: '{}', header, secrets: SECRET, now: 1 })).toThrow(/async/);
+    // Refused before any HMAC: the answer needs no crypto, so it comes synchronously.
+    expect(
+      verifySignature({ payload: '{}', header: 't=1,v1=00', secrets: SECRET, now: 1, crypto: web }),
+    ).toEqual({
+      ok: false,
+      reason: 'signature_mismatch',
+      timestamp: 1,
+    });
+    expect(() => verifySignature({ payload: '{}', header, secrets: SECRET, now: 1, crypto: web })).toThrow(
+      /async/,
+    );
+    expect(() => signRequest({ payload: '{}', secret: SECRET, crypto: web })).toThrow(/signRequestAsync/);
   });
 
   it('every shared vector gives the same result through verifySignatureAsync', async () => {
     for (const c of vectorCases) {
       const secrets = vectorSecrets(c);
       for (const payload of [c.payload, new TextEncoder().encode(c.payload)]) {
-        const result = await core.verifySignatureAsync({
-          payload,
-          header: c.header,
-          secrets,
-          toleranceSeconds: c.tolerance,
-          now: c.now,
-        });
-        expect([c.name, result.ok, result.ok ? undefined : result.reason]).toEqual([
-          c.name,
-          c.expect.valid,
-          c.expect.reason,
-        ]);
+        const options = { payload, header: c.header, secrets, toleranceSeconds: c.tolerance, now: c.now };
+        const result = await verifySignatureAsync({ ...options, crypto: web });
+        expect([c.name, result]).toEqual([c.name, verifySignature(options)]);
       }
     }
   });
 
-  it('signPayloadAsync matches node:crypto byte for byte, and the receiver processes events', async () => {
-    const { signPayload } = await import('../../src/index.js');
+  it('signs byte for byte like node:crypto under every preset, and a verifier returns promises', async () => {
+    const node = nodeCryptoProvider();
+    if (!node) throw new Error('node:crypto expected under Node');
     const payload = JSON.stringify(deliveredEvent());
-    expect(await core.signPayloadAsync({ payload, secret: SECRET, timestamp: 1_795_000_000 })).toBe(
-      signPayload({ payload, secret: SECRET, timestamp: 1_795_000_000 }),
-    );
-    const receiver = core.createReceiver({ secrets: SECRET });
+    const createdAt = Date.parse('2026-11-21T10:00:00+00:00') / 1000; // deliveredEvent's created_at
+    const cases = [
+      { secret: SECRET, profile: undefined, timestamp: 1_795_000_000 },
+      { secret: WHSEC, profile: standardWebhooks, id: 'msg_1', timestamp: 1_795_000_000 },
+      {
+        secret: SECRET,
+        profile: bodySignature({ hash: 'SHA-512', encoding: 'base64' }),
+        timestamp: createdAt,
+      },
+    ];
+    for (const { profile, ...rest } of cases) {
+      const options = { payload, ...rest, ...(profile ? { profile } : {}) };
+      const signed = await signRequestAsync({ ...options, crypto: web });
+      expect(signed).toEqual(signRequest({ ...options, crypto: node }));
+      const verifier = createVerifier({ secrets: rest.secret, profile, crypto: web });
+      const pending = verifier.verify({ headers: signed.headers, body: signed.body }, rest.timestamp);
+      expect(pending).toBeInstanceOf(Promise);
+      expect(await pending).toMatchObject({ ok: true, mode: 'live', secretLabel: 'live[0]' });
+    }
+  });
+
+  it('a receiver given the provider processes events and dedupes by the Web Crypto SHA-256', async () => {
+    const receiver = createReceiver({ secrets: SECRET, crypto: web });
     let calls = 0;
     receiver.on('message.delivered', () => {
       calls++;
@@ -65,5 +97,12 @@ describe('without node:crypto (Web Crypto)', () => {
     expectAccepted(await receiver.receive(delivery(withoutId)), 200);
     expectAccepted(await receiver.receive(delivery(withoutId)), 200, true);
     expect(calls).toBe(1);
+    expect(await web.sha256Hex('abc')).toBe(node().sha256Hex('abc'));
   });
 });
+
+function node() {
+  const provider = nodeCryptoProvider();
+  if (!provider) throw new Error('node:crypto expected under Node');
+  return provider;
+}

@@ -1,8 +1,10 @@
 import { createReceiver } from 'messaging-webhooks';
 
 /**
- * The example's one receiver. It is kept on globalThis because Next.js may bundle each route apart: the
- * webhook route and the events route must share one receiver (and one memory dedupe store) per process.
+ * The example's one receiver, shared by every route: two receivers, each with its own memory dedupe store,
+ * would each process a delivery of one event. It is kept on globalThis because Next.js may bundle each route
+ * apart. It is created at the first request, never at import: `next build` imports every route with no
+ * secret set.
  */
 const STATE = Symbol.for('messaging-webhooks.example.next-app');
 
@@ -16,10 +18,16 @@ export function webhooks() {
   return globalThis[STATE];
 }
 
+/** What the webhook routes mount: createRouteHandler and createPagesHandler call it at the first request. */
+export const receiver = () => webhooks().receiver;
+
 function createWebhooks(env) {
+  // `next dev` falls back to a development secret; in production a missing secret is answered
+  // 500 receiver_misconfigured, with the reason on the server's console.
   const receiver = createReceiver({
-    secrets: env.WEBHOOK_SECRET || DEV_SECRET,
+    secrets: env.WEBHOOK_SECRET || (env.NODE_ENV === 'production' ? undefined : DEV_SECRET),
     ...(env.MAX_BODY_BYTES ? { maxBodyBytes: Number(env.MAX_BODY_BYTES) } : {}),
+    ...(env.BODY_TIMEOUT_MS ? { bodyTimeoutMs: Number(env.BODY_TIMEOUT_MS) } : {}),
   });
   /** The last events the handlers processed, newest last: GET /api/webhooks/events lists them. */
   const handled = [];

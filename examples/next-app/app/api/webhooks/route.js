@@ -1,8 +1,8 @@
 import { createRouteHandler } from 'messaging-webhooks/next';
-import { webhooks } from '../../../lib/webhooks.js';
+import { receiver } from '../../../lib/webhooks.js';
 
 export const dynamic = 'force-dynamic';
 
-export const POST = createRouteHandler(webhooks().receiver);
+export const POST = createRouteHandler(receiver);
 // Other methods reach the receiver too, which answers them 405 (Allow: POST) in the service's error shape.
-export { POST as DELETE, POST as GET, POST as PATCH, POST as PUT };
+export { POST as DELETE, POST as GET, POST as OPTIONS, POST as PATCH, POST as PUT };

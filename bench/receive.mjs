@@ -1,0 +1,160 @@
+// The whole receiver in process against stripe-node's constructEvent: `npm run build && node bench/receive.mjs`.
+// receive() takes its full processed path for every call (request checks, verify, parse, claim in the memory
+// store, p-queue, one handler, complete, outcome): each call gets a new 1 KiB event, signed before the timed
+// loop starts, so neither contender pays for signing and none takes the duplicate shortcut.
+// Contenders take turns round by round on the same batch of deliveries; time is this process's CPU time
+// (CLOCK=wall for wall time). Paired per-round ratios, median reported.
+import { createHmac } from 'node:crypto';
+import PQueue from 'p-queue';
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { utf8Text } from '../dist/src/bytes.js';
+import {
+  createEventParser,
+  createReceiver,
+  createVerifier,
+  defaultEvents,
+  MemoryDedupeStore,
+} from '../dist/src/index.js';
+
+const SECRET = 'whsec_bench_receive_5e1f3a7c9b2d4e6f8a0b';
+const ROUNDS = Number(process.env.ROUNDS ?? 15);
+const BATCH = Number(process.env.BATCH ?? 4000);
+const BODY_BYTES = 1024;
+
+let serial = 0;
+function delivery(now) {
+  serial++;
+  const event = {
+    id: `evt_bench_${process.pid}_${serial}`,
+    type: 'message.delivered',
+    created_at: '2026-11-21T10:00:00+00:00',
+    data: { message_id: `msg_${serial}`, to: '+15551234567', operator: 'op_vodafone_de', note: '' },
+  };
+  event.data.note = 'x'.repeat(BODY_BYTES - Buffer.byteLength(JSON.stringify(event)));
+  const body = Buffer.from(JSON.stringify(event));
+  const v1 = createHmac('sha256', SECRET).update(`${now}.`).update(body).digest('hex');
+  // Out of an HTTP parser the header is one flat string.
+  const header = Buffer.from(`t=${now},v1=${v1}`).toString();
+  return { body, headers: { 'content-type': 'application/json', 'webhook-signature': header } };
+}
+
+const clock =
+  process.env.CLOCK === 'wall'
+    ? () => Number(process.hrtime.bigint()) / 1e3
+    : () => {
+        const { user, system } = process.cpuUsage();
+        return user + system;
+      };
+
+const receiver = createReceiver({ secrets: SECRET });
+let handled = 0;
+receiver.on('message.delivered', () => {
+  handled++;
+});
+
+// The parts of receive() measured alone, to show where its time goes: what constructEvent also does (verify and
+// parse), and what only a replay-safe receiver does (claim and complete, the executor).
+const verifier = createVerifier({ secrets: SECRET });
+const parseEvent = createEventParser(defaultEvents);
+const store = new MemoryDedupeStore();
+const queue = new PQueue({ concurrency: 32 });
+const noop = () => undefined;
+
+// What a user writes around constructEvent to be as safe (the hand-written route of bench/http.mjs, in process):
+// the event's schema, an atomic claim and completion in a Map, dispatch to the type's handler.
+const schema = z.looseObject({
+  id: z.string().optional(),
+  type: z.literal('message.delivered'),
+  created_at: z.iso.datetime({ offset: true }).optional(),
+  data: defaultEvents['message.delivered'],
+});
+const seen = new Map();
+const handlers = {
+  'message.delivered': () => {
+    handled++;
+  },
+};
+
+const contenders = {
+  'receiver.receive()': async (batch) => {
+    for (const { body, headers } of batch) {
+      const outcome = await receiver.receive({ method: 'POST', headers, rawBody: body });
+      if (outcome.status !== 200 || outcome.duplicate) throw new Error(`receive answered ${outcome.body}`);
+    }
+  },
+  'stripe constructEvent': async (batch) => {
+    for (const { body, headers } of batch) {
+      const event = Stripe.webhooks.constructEvent(body, headers['webhook-signature'], SECRET);
+      if (event.type === 'message.delivered') handled++;
+    }
+  },
+  'constructEvent + zod + Map dedupe (same guarantees)': async (batch) => {
+    for (const { body, headers } of batch) {
+      const event = Stripe.webhooks.constructEvent(body, headers['webhook-signature'], SECRET);
+      if (!schema.safeParse(event).success) throw new Error('invalid event');
+      if (seen.has(event.id)) throw new Error('not new');
+      seen.set(event.id, 'running');
+      await handlers[event.type]?.(event);
+      seen.set(event.id, 'done');
+    }
+  },
+  'part: verify + JSON + schema': async (batch) => {
+    for (const { body, headers } of batch) {
+      if (!verifier.verify({ headers, body }, Math.floor(Date.now() / 1000)).ok)
+        throw new Error('unverified');
+      if (!parseEvent(JSON.parse(utf8Text(body))).ok) throw new Error('unparsed');
+    }
+  },
+  'part: memory claim + complete': async (batch) => {
+    for (const { body } of batch) {
+      const key = `live:${body.length}:${serial++}`;
+      const claim = await store.claim(key, 60_000);
+      await store.complete(key, claim.token, 7 * 24 * 3600_000);
+    }
+  },
+  'part: p-queue add, awaited': async (batch) => {
+    for (let i = 0; i < batch.length; i++) await queue.add(noop);
+  },
+};
+
+/** µs per call over one batch of new deliveries. */
+async function sample(run) {
+  const now = Math.floor(Date.now() / 1000);
+  const batch = Array.from({ length: BATCH }, () => delivery(now));
+  const start = clock();
+  await run(batch);
+  return (clock() - start) / BATCH;
+}
+
+const names = Object.keys(contenders);
+for (const name of names) for (let i = 0; i < 3; i++) await sample(contenders[name]); // warm up
+const samples = Object.fromEntries(names.map((name) => [name, []]));
+for (let round = 0; round < ROUNDS; round++) {
+  for (let i = 0; i < names.length; i++) {
+    const name = names[(i + round) % names.length];
+    samples[name].push(await sample(contenders[name]));
+  }
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+console.log(
+  `node ${process.version}, ${process.env.CLOCK === 'wall' ? 'wall' : 'CPU'} time, ${ROUNDS} rounds × ${BATCH} new 1 KiB events, median µs per call\n`,
+);
+for (const name of names)
+  console.log(`  ${name.padEnd(26)} ${median(samples[name]).toFixed(2).padStart(7)} µs`);
+console.log(`  (${handled.toLocaleString('en-US')} events handled, every one new)`);
+const [ours, stripe, equivalent] = names;
+const parts = names.filter((name) => name.startsWith('part: '));
+const partsSum = parts.reduce((sum, name) => sum + median(samples[name]), 0);
+console.log(
+  `  sum of the parts: ${partsSum.toFixed(2)} µs; receive() beyond them (dispatch, answer, metrics, ids, promises): ${(median(samples[ours]) - partsSum).toFixed(2)} µs`,
+);
+const ratio = median(samples[ours].map((us, round) => samples[stripe][round] / us));
+console.log(
+  `\nspeed ratio receive() / constructEvent (median of per-round ratios): ${ratio.toFixed(2)}× (target ≥ 1.0×: ${ratio >= 1 ? 'met' : 'MISSED'})`,
+);
+const same = median(samples[ours].map((us, round) => samples[equivalent][round] / us));
+console.log(
+  `speed ratio receive() / constructEvent + zod + Map dedupe (same guarantees): ${same.toFixed(2)}×`,
+);

@@ -1,0 +1,196 @@
+import { readFileSync } from 'node:fs';
+import { startEmulator } from '../emulator/emulator.js';
+import type { EmulatorOptions, EmulatorSeedData } from '../emulator/options.js';
+import { WebhookConfigError } from '../errors.js';
+import {
+  BIN,
+  type Command,
+  fraction,
+  integer,
+  noPositionals,
+  parse,
+  requireSecret,
+  requireUrl,
+  signingProfile,
+  UsageError,
+} from './args.js';
+import { palette } from './output.js';
+
+const help = `Usage: ${BIN} emulate [--endpoint URL] --secret S [options]
+
+A local Messaging Service: its API under /v1 (messages, campaigns, OTP, contacts, webhook test), each
+message moving queued → submitted → delivered or failed, the delivery events sent as signed webhooks to
+your endpoint with retries, and a web console at / to watch and act on them. Everything is in memory.
+
+Modes (each has its own keys, endpoint, signing secret and quota):
+  --endpoint URL       test mode's webhook endpoint (without one, events are recorded, not sent)
+  --secret S           test mode's signing secret (or set WEBHOOK_SECRET); never printed
+  --test-key K         test mode's API key (default sk_test_emulator)
+  --live-endpoint URL  live mode's webhook endpoint
+  --live-secret S      live mode's signing secret (or set LIVE_WEBHOOK_SECRET; default random)
+  --live-key K         live mode's API key (default sk_live_emulator)
+  --rate-limit N       requests per second per key before 429 rate_limited (default 100 test, 1000 live)
+Server and data:
+  --port P             port (default 4010; 0 picks a free one)
+  --host H             address (default 127.0.0.1)
+  --data FILE          JSON with senders, templates and groups of contacts (default: a small demo set)
+Lifecycle:
+  --submit-ms MS       queued → submitted after MS (default 200)
+  --result-ms MS       submitted → delivered or failed after MS more (default 600)
+  --failure-rate R     fraction of messages that fail (default 0)
+  --failure-event T    the failure event's type (default message.failed)
+  --seed N             seed of every random choice, to replay a run (default random, printed)
+Webhook retries (exponential backoff, full jitter):
+  --max-attempts A     attempts per delivery (default 6)
+  --retry-base-ms MS   first backoff ceiling, doubling each attempt (default 100)
+  --retry-cap-ms MS    largest backoff ceiling (default 2000)
+Chaos, to test replay safety:
+  --copies R           fraction of events sent twice at once
+  --reorder-ms MS      hold each event up to MS so they arrive out of order
+  --delay-ms MS        hold every event MS before its first attempt
+  --tamper R           fraction of first attempts with the body changed after signing
+  --stale R            fraction of first attempts signed an hour ago
+  --profile NAME       signature format: default, standard-webhooks, body-signature (default: default)
+  --header NAME        signature header name of the default profile (default webhook-signature)
+  -h, --help           this help
+
+Example:
+  WEBHOOK_SECRET=whsec_… ${BIN} emulate --endpoint http://localhost:3000/webhooks`;
+
+const number = (name: string, value: string | undefined, fallback: number) =>
+  integer('emulate', name, value, fallback, 0, 3_600_000);
+
+export const emulate: Command = {
+  name: 'emulate',
+  summary: 'a local Messaging Service: API, signed webhooks with retries, web console',
+  help,
+  async run(argv) {
+    const text = { type: 'string' } as const;
+    const { values, positionals } = parse('emulate', argv, {
+      help: { type: 'boolean', short: 'h' },
+      ...Object.fromEntries(
+        [
+          'endpoint',
+          'secret',
+          'test-key',
+          'live-endpoint',
+          'live-secret',
+          'live-key',
+          'rate-limit',
+          'port',
+          'host',
+          'data',
+          'submit-ms',
+          'result-ms',
+          'failure-rate',
+          'failure-event',
+          'seed',
+          'max-attempts',
+          'retry-base-ms',
+          'retry-cap-ms',
+          'copies',
+          'reorder-ms',
+          'delay-ms',
+          'tamper',
+          'stale',
+          'header',
+          'profile',
+        ].map((name) => [name, text]),
+      ),
+    });
+    noPositionals('emulate', positionals);
+    const get = (name: string) => (values as Record<string, string | undefined>)[name];
+    const endpoint = (name: string) =>
+      get(name) === undefined ? undefined : requireUrl('emulate', [get(name) as string]);
+    const rateLimit =
+      get('rate-limit') === undefined
+        ? undefined
+        : { requests: number('rate-limit', get('rate-limit'), 0), windowSeconds: 1 };
+    const liveSecret = get('live-secret') ?? process.env.LIVE_WEBHOOK_SECRET;
+    const options: EmulatorOptions = {
+      ...readData(get('data')),
+      port: integer('emulate', 'port', get('port'), 4010, 0, 65535),
+      host: get('host') ?? '127.0.0.1',
+      test: {
+        endpoint: endpoint('endpoint'),
+        secret: requireSecret('emulate', get('secret')),
+        keys: [get('test-key') ?? 'sk_test_emulator'],
+        ...(rateLimit ? { rateLimit } : {}),
+      },
+      live: {
+        endpoint: endpoint('live-endpoint'),
+        ...(liveSecret ? { secret: requireSecret('emulate', liveSecret) } : {}),
+        keys: [get('live-key') ?? 'sk_live_emulator'],
+        ...(rateLimit ? { rateLimit } : {}),
+      },
+      schedule: {
+        submitMs: number('submit-ms', get('submit-ms'), 200),
+        resultMs: number('result-ms', get('result-ms'), 600),
+        failureRate: fraction('emulate', 'failure-rate', get('failure-rate')),
+      },
+      failureEvent: get('failure-event') ?? 'message.failed',
+      retry: {
+        maxAttempts: integer('emulate', 'max-attempts', get('max-attempts'), 6, 1, 100),
+        baseMs: number('retry-base-ms', get('retry-base-ms'), 100),
+        capMs: number('retry-cap-ms', get('retry-cap-ms'), 2000),
+      },
+      chaos: {
+        copies: fraction('emulate', 'copies', get('copies')),
+        reorderMs: number('reorder-ms', get('reorder-ms'), 0),
+        delayMs: number('delay-ms', get('delay-ms'), 0),
+        tamper: fraction('emulate', 'tamper', get('tamper')),
+        stale: fraction('emulate', 'stale', get('stale')),
+      },
+      profile: signingProfile('emulate', get('profile'), get('header')),
+    };
+    if (get('seed') !== undefined) options.seed = integer('emulate', 'seed', get('seed'), 0, 0, 2 ** 32 - 1);
+    const emulator = await startEmulator(options).catch((error: { code?: string }) => {
+      if (error instanceof WebhookConfigError) throw new UsageError(`emulate: ${error.message}`);
+      if (error.code !== 'EADDRINUSE') throw error;
+      throw new UsageError(`emulate: port ${options.port} is in use. Pick another with --port, or --port 0.`);
+    });
+    const color = palette();
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    out(`Messaging Service emulator on ${emulator.url} (console: ${emulator.url}/)`);
+    for (const mode of ['test', 'live'] as const) {
+      const { keys, endpoint: url } = emulator.modes[mode];
+      out(`  ${mode}: key ${keys.join(', ')}, webhooks to ${url ?? 'nowhere (recorded only)'}`);
+    }
+    out(`  seed ${emulator.seed}`);
+    out(
+      color.dim(
+        `Try: curl -X POST ${emulator.url}/v1/messages -H 'Authorization: Bearer ${emulator.modes.test.keys[0]}' \\`,
+      ),
+    );
+    out(
+      color.dim(
+        `       -H 'Content-Type: application/json' -d '{"to":"+15550100001","sender":"Acme","body":"Hi"}'`,
+      ),
+    );
+    out(color.dim('Ctrl-C to stop. Nothing is kept after it.'));
+    return new Promise<number>((resolve) => {
+      const stop = () => void emulator.close().then(() => resolve(0));
+      process.once('SIGINT', stop);
+      process.once('SIGTERM', stop);
+    });
+  },
+};
+
+function readData(file: string | undefined): EmulatorSeedData {
+  if (file === undefined) return {};
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    const why = (error as { code?: string }).code === 'ENOENT' ? 'no such file' : 'not valid JSON';
+    throw new UsageError(
+      `emulate: --data ${file}: ${why}. Give a JSON file with senders, templates and groups.`,
+    );
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) {
+    throw new UsageError(
+      'emulate: --data must hold a JSON object: {"senders": […], "templates": […], "groups": […]}.',
+    );
+  }
+  return data as EmulatorSeedData;
+}

@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+
+/** The parent of `pid` as /proc tells it (Linux); undefined where there is no /proc or no such process. */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Calls `onEnded` once the process that started this one has ended. npm (npx, npm exec, npm run) starts a
+ * command as npm → sh -c → node, and on SIGTERM npm may end without passing the signal on: then this process,
+ * or the shell between, is re-parented. So this process's parent is watched, and under npm the shell's too.
+ * Returns the function that stops watching.
+ */
+export function whenStarterEnds(onEnded: () => void): () => void {
+  const parent = process.ppid;
+  const grandparent = process.env.npm_command === undefined ? undefined : parentOf(parent);
+  const timer = setInterval(() => {
+    const shellOrphaned = grandparent !== undefined && parentOf(parent) !== grandparent;
+    if (process.ppid !== parent || shellOrphaned) onEnded();
+  }, 250);
+  timer.unref();
+  return () => clearInterval(timer);
+}

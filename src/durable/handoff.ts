@@ -1,0 +1,40 @@
+import { WebhookHandlerError } from '../errors.js';
+import type { ErrorContext } from '../handlers.js';
+import { acceptedOutcome, type Outcome, rejectedOutcome } from '../outcome.js';
+import type { DurableJob, DurableQueue } from './types.js';
+
+/** How long the engine gets to hold a job before the request is answered 503 store_unavailable. */
+export const ENQUEUE_DEADLINE_MS = 3000;
+
+export interface HandOffContext {
+  requestId: string;
+  retryAfterSeconds: number;
+  errorContext: ErrorContext;
+  reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
+}
+
+/**
+ * Durable acknowledgement: the event goes to the job engine under its dedupe key, and the answer says what
+ * the engine holds. 202 only once the engine has the job, so a receiver killed before that answered nothing
+ * and the service's retry delivers the event again; a failed or late enqueue is 503, retried the same way.
+ */
+export async function handOff(
+  queue: DurableQueue,
+  job: DurableJob,
+  context: HandOffContext,
+): Promise<Outcome> {
+  const { requestId, retryAfterSeconds } = context;
+  let result: Awaited<ReturnType<DurableQueue['enqueue']>>;
+  try {
+    result = await queue.enqueue(job, ENQUEUE_DEADLINE_MS);
+  } catch (cause) {
+    await context.reportError(
+      new WebhookHandlerError('store_unavailable', 'The job engine did not take the event.', { cause }),
+      { ...context.errorContext, reason: 'store_unavailable' },
+    );
+    return rejectedOutcome('store_unavailable', requestId, { retryAfterSeconds });
+  }
+  if (result === 'enqueued') return acceptedOutcome(requestId, 202);
+  if (result === 'duplicate') return acceptedOutcome(requestId, 200, true);
+  return rejectedOutcome('event_in_progress', requestId, { retryAfterSeconds });
+}

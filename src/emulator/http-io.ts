@@ -1,0 +1,72 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createId } from '../testing.js';
+
+const MAX_BODY_BYTES = 1024 * 1024;
+
+/** An answer in the service's error shape: `{"error":{"code","message","request_id"}}`. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+export const newRequestId = () => createId('req_');
+
+export function sendJson(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, {
+    'content-type': 'application/json; charset=utf-8',
+    'content-length': Buffer.byteLength(text),
+    ...headers,
+  });
+  res.end(text);
+}
+
+export function sendError(res: ServerResponse, error: ApiError, requestId: string): void {
+  const headers: Record<string, string> = { 'request-id': requestId };
+  if (typeof error.extra.retry_after_seconds === 'number') {
+    headers['retry-after'] = String(error.extra.retry_after_seconds);
+  }
+  sendJson(
+    res,
+    error.status,
+    { error: { code: error.code, message: error.message, request_id: requestId, ...error.extra } },
+    headers,
+  );
+}
+
+/** The JSON body of a request; every way it can be wrong is an ApiError that says what to send instead. */
+export async function readJson(req: IncomingMessage): Promise<unknown> {
+  const type = (req.headers['content-type'] ?? '').split(';')[0]?.trim().toLowerCase();
+  if (type !== 'application/json') {
+    throw new ApiError(
+      415,
+      'unsupported_media_type',
+      `Send the body as JSON with Content-Type: application/json (got ${type || 'none'}).`,
+    );
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > MAX_BODY_BYTES) {
+      throw new ApiError(413, 'payload_too_large', `The body is over ${MAX_BODY_BYTES} bytes.`);
+    }
+    chunks.push(chunk as Buffer);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+  } catch {
+    throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.');
+  }
+}

@@ -1,0 +1,19 @@
+export { type Emulator, startEmulator } from './emulator.js';
+export type {
+  ChaosOptions,
+  ContactSeed,
+  EmulatorMode,
+  EmulatorOptions,
+  EmulatorSeedData,
+  ModeOptions,
+  ResolvedMode,
+} from './options.js';
+export type {
+  AttemptRecord,
+  CampaignRecord,
+  DeliveryRecord,
+  EmulatorState,
+  EventRecord,
+  MessageRecord,
+  MessageStatus,
+} from './state.js';

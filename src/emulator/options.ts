@@ -1,0 +1,212 @@
+import { WebhookConfigError } from '../errors.js';
+import { resolveKeys } from '../secrets.js';
+import type { SignatureProfile } from '../signature.js';
+import { createId } from '../testing.js';
+import { randomSeed } from './random.js';
+import { describeIssue, seedData } from './schemas.js';
+
+export type EmulatorMode = 'test' | 'live';
+
+/** What each mode has of its own, as in the service: keys, webhook endpoint, signing secret and quota. */
+export interface ModeOptions {
+  /** API keys accepted as `Authorization: Bearer <key>`. Default `sk_test_emulator` / `sk_live_emulator`. */
+  keys?: string[];
+  /** The webhook endpoint events of this mode are sent to. Without one, events are recorded, not sent. */
+  endpoint?: string;
+  /** The endpoint's signing secret. Default: a random `whsec_…` (read it back from `emulator.modes`). */
+  secret?: string;
+  /** The quota: requests per key in a window, past which any endpoint answers 429 rate_limited. */
+  rateLimit?: { requests: number; windowSeconds: number };
+}
+
+export interface ContactSeed {
+  id?: string;
+  name?: string;
+  phone: string;
+}
+
+export interface EmulatorSeedData {
+  /** Sender names approved for the organization; any other gets invalid_parameter. */
+  senders?: string[];
+  groups?: { id: string; name?: string; contacts: ContactSeed[] }[];
+  /** `{{name}}` in a body is replaced by the contact's name. */
+  templates?: { id: string; body: string }[];
+}
+
+export interface EmulatorOptions extends EmulatorSeedData {
+  /** Default 0: a free port. */
+  port?: number;
+  /** Default 127.0.0.1: a development tool, never exposed. */
+  host?: string;
+  test?: ModeOptions;
+  live?: ModeOptions;
+  /** When each message moves on: queued → submitted → delivered or failed. */
+  schedule?: {
+    submitMs?: number;
+    resultMs?: number;
+    /** A random extra 0…jitterMs on each step. */
+    jitterMs?: number;
+    /** Fraction of messages that fail (0…1). */
+    failureRate?: number;
+  };
+  /** Seeds every random choice (failures, chaos, retry waits). Default: random, shown in `emulator.seed`. */
+  seed?: number;
+  /** The failure event's type: the preview does not name it. Default `message.failed`. */
+  failureEvent?: string;
+  /** Webhook retries: exponential backoff with full jitter, a random wait from 0 to min(cap, base·2^n). */
+  retry?: { maxAttempts?: number; baseMs?: number; capMs?: number; timeoutMs?: number };
+  /** Webhook requests in flight at once. Default 64. */
+  concurrency?: number;
+  chaos?: ChaosOptions;
+  /** How webhooks are signed. Default: the receiver's default profile. */
+  profile?: SignatureProfile;
+}
+
+/** Ways to test a receiver's replay safety; fractions are 0…1 of events (or of first attempts). */
+export interface ChaosOptions {
+  /** Fraction of events sent twice, the copies at the same time. */
+  copies?: number;
+  /** Holds each event up to this many ms before its first attempt, so they arrive out of order. */
+  reorderMs?: number;
+  /** A fixed delay before every event's first attempt. */
+  delayMs?: number;
+  /** Fraction of first attempts whose body is changed after signing (must be rejected, then retried). */
+  tamper?: number;
+  /** Fraction of first attempts signed an hour ago (must be rejected, then retried). */
+  stale?: number;
+}
+
+export interface ResolvedMode {
+  mode: EmulatorMode;
+  keys: string[];
+  endpoint: string | undefined;
+  secret: string;
+  rateLimit: { requests: number; windowSeconds: number };
+}
+
+export interface ResolvedOptions {
+  port: number;
+  host: string;
+  modes: Record<EmulatorMode, ResolvedMode>;
+  senders: Set<string>;
+  groups: Map<string, { id: string; name: string; contacts: Required<ContactSeed>[] }>;
+  templates: Map<string, string>;
+  schedule: { submitMs: number; resultMs: number; jitterMs: number; failureRate: number };
+  seed: number;
+  failureEvent: string;
+  retry: { maxAttempts: number; baseMs: number; capMs: number; timeoutMs: number };
+  concurrency: number;
+  chaos: Required<ChaosOptions>;
+  profile: SignatureProfile | undefined;
+}
+
+/** What a fresh emulator knows: one approved sender, one template and a small group to send a campaign to. */
+export const DEMO_DATA: Required<EmulatorSeedData> = {
+  senders: ['Acme'],
+  templates: [{ id: 'tmpl_welcome', body: 'Hello {{name}}, welcome to Acme.' }],
+  groups: [
+    {
+      id: 'grp_demo',
+      name: 'Demo customers',
+      contacts: [
+        { name: 'Ada', phone: '+15550100001' },
+        { name: 'Grace', phone: '+15550100002' },
+        { name: 'Linus', phone: '+15550100003' },
+      ],
+    },
+  ],
+};
+
+const resolveMode = (mode: EmulatorMode, given: ModeOptions = {}): ResolvedMode => ({
+  mode,
+  keys: given.keys ?? [`sk_${mode}_emulator`],
+  endpoint: given.endpoint,
+  secret: given.secret ?? createId('whsec_'),
+  rateLimit: given.rateLimit ?? { requests: mode === 'test' ? 100 : 1000, windowSeconds: 1 },
+});
+
+/** A mistake in the options fails `startEmulator` at once, naming the option, not deep inside a delivery. */
+function check(ok: boolean, option: string, expected: string, value: unknown): void {
+  if (!ok)
+    throw new WebhookConfigError(
+      `emulator option ${option} must be ${expected}, got ${JSON.stringify(value)}.`,
+    );
+}
+
+function validate(resolved: ResolvedOptions): ResolvedOptions {
+  const { schedule, retry, chaos } = resolved;
+  for (const [name, value] of Object.entries({
+    failureRate: schedule.failureRate,
+    ...pick(chaos, 'copies', 'tamper', 'stale'),
+  })) {
+    check(Number.isFinite(value) && value >= 0 && value <= 1, name, 'a fraction from 0 to 1', value);
+  }
+  const durations = {
+    ...pick(schedule, 'submitMs', 'resultMs', 'jitterMs'),
+    ...pick(retry, 'baseMs', 'capMs'),
+    ...pick(chaos, 'reorderMs', 'delayMs'),
+  };
+  for (const [name, value] of Object.entries(durations)) {
+    check(Number.isFinite(value) && value >= 0, name, 'a number of milliseconds, 0 or more', value);
+  }
+  check(retry.timeoutMs > 0, 'retry.timeoutMs', 'a positive number of milliseconds', retry.timeoutMs);
+  for (const [name, value] of Object.entries({
+    'retry.maxAttempts': retry.maxAttempts,
+    concurrency: resolved.concurrency,
+  })) {
+    check(Number.isInteger(value) && value >= 1, name, 'a whole number, 1 or more', value);
+  }
+  for (const mode of Object.values(resolved.modes)) {
+    const { endpoint, rateLimit } = mode;
+    check(
+      endpoint === undefined || /^https?:\/\/[^\s]+$/.test(endpoint),
+      `${mode.mode}.endpoint`,
+      'an http(s) URL',
+      endpoint,
+    );
+    check(
+      rateLimit.requests >= 1 && rateLimit.windowSeconds > 0,
+      `${mode.mode}.rateLimit`,
+      'at least 1 request in a window over 0 s',
+      rateLimit,
+    );
+    check(mode.keys.length > 0, `${mode.mode}.keys`, 'one key or more', mode.keys);
+    // Throws a WebhookConfigError that says what is wrong with the secret (never printing it).
+    resolveKeys(mode.secret);
+  }
+  return resolved;
+}
+
+function pick<T extends object, K extends keyof T>(from: T, ...keys: K[]): Record<string, T[K]> {
+  return Object.fromEntries(keys.map((key) => [key, from[key]]));
+}
+
+export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
+  const data = seedData.safeParse(options);
+  if (!data.success) throw new WebhookConfigError(`emulator data: ${describeIssue(data.error)}`);
+  const groups = (options.groups ?? DEMO_DATA.groups).map((group) => ({
+    id: group.id,
+    name: group.name ?? group.id,
+    contacts: group.contacts.map((contact, index) => ({
+      id: contact.id ?? `cnt_${group.id.slice(4)}_${index + 1}`,
+      name: contact.name ?? contact.phone,
+      phone: contact.phone,
+    })),
+  }));
+  const chaos = options.chaos ?? {};
+  return validate({
+    port: options.port ?? 0,
+    host: options.host ?? '127.0.0.1',
+    modes: { test: resolveMode('test', options.test), live: resolveMode('live', options.live) },
+    senders: new Set(options.senders ?? DEMO_DATA.senders),
+    groups: new Map(groups.map((group) => [group.id, group])),
+    templates: new Map((options.templates ?? DEMO_DATA.templates).map((t) => [t.id, t.body])),
+    schedule: { submitMs: 200, resultMs: 600, jitterMs: 200, failureRate: 0, ...options.schedule },
+    seed: options.seed ?? randomSeed(),
+    failureEvent: options.failureEvent ?? 'message.failed',
+    retry: { maxAttempts: 6, baseMs: 100, capMs: 2000, timeoutMs: 10_000, ...options.retry },
+    concurrency: options.concurrency ?? 64,
+    chaos: { copies: 0, reorderMs: 0, delayMs: 0, tamper: 0, stale: 0, ...chaos },
+    profile: options.profile,
+  });
+}

@@ -1,0 +1,16 @@
+/**
+ * A seedable generator (mulberry32): the same seed gives the same failures, copies and retry waits,
+ * so a test run that found a bug can be replayed.
+ */
+export function seededRandom(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const randomSeed = (): number => crypto.getRandomValues(new Uint32Array(1))[0] ?? 1;

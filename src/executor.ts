@@ -1,0 +1,145 @@
+import PQueue from 'p-queue';
+
+/** What a request gets back for work that close() gave up on before it finished. */
+export const CUT_OFF: unique symbol = Symbol('cut off');
+
+export interface ExecutorOptions {
+  /** Work running at once. */
+  concurrency: number;
+  /** Work waiting for a running slot; past it, reserve() refuses. */
+  maxQueue: number;
+}
+
+/**
+ * A piece of work the executor holds: `run` is called when a slot frees up (never after a cut-off), `abandon`
+ * when close() gives up on it, queued or running. Exactly one of the two decides the answer.
+ */
+export interface Job<T> {
+  run(): Promise<T>;
+  abandon(): Promise<unknown>;
+}
+
+interface Entry<T> {
+  readonly job: Job<T>;
+  answer: (result: T | typeof CUT_OFF | PromiseLike<T>) => void;
+  /** Whether its answer was given: by its run finishing, or by a cut-off. */
+  settled: boolean;
+}
+
+/**
+ * Runs work on p-queue: `concurrency` at once, the rest waiting in order. It knows nothing of events or
+ * stores. A place is reserved before the caller takes anything it would have to give back (a claim), so a full
+ * queue turns work away while nothing is held yet. drain() refuses new reservations, waits for the reserved
+ * places to be submitted or given up and for the queue to go idle; past its timeout the work still queued never
+ * starts, and every job not finished is abandoned.
+ */
+export class Executor {
+  readonly #queue: PQueue;
+  readonly #room: number;
+  #reserved = 0;
+  #draining = false;
+  #cutOff = false;
+  #reservationsDone: (() => void) | undefined;
+  readonly #entries = new Set<Entry<unknown>>();
+
+  constructor(options: ExecutorOptions) {
+    this.#queue = new PQueue({ concurrency: options.concurrency });
+    this.#room = options.concurrency + options.maxQueue;
+  }
+
+  get running(): number {
+    return this.#queue.pending;
+  }
+
+  get waiting(): number {
+    return this.#queue.size;
+  }
+
+  /** Takes a place for work about to be submitted; false when the room is full or the executor drains. */
+  reserve(): boolean {
+    if (this.#draining) return false;
+    if (this.#queue.pending + this.#queue.size + this.#reserved >= this.#room) return false;
+    this.#reserved++;
+    return true;
+  }
+
+  /** The reserved place is not needed after all (nothing was claimed). */
+  unreserve(): void {
+    this.#reserved--;
+    if (this.#reserved === 0) this.#reservationsDone?.();
+  }
+
+  /**
+   * Submits a job in the place reserve() took. Resolves with its run's result, or CUT_OFF once drain() gave up
+   * on it; after a cut-off a job is abandoned at once and never runs. Rejects only when the run rejected.
+   */
+  submit<T>(job: Job<T>): Promise<T | typeof CUT_OFF> {
+    const answered = this.#cutOff
+      ? job.abandon().then((): typeof CUT_OFF => CUT_OFF)
+      : new Promise<T | typeof CUT_OFF>((answer) => {
+          const entry: Entry<T> = { job, answer, settled: false };
+          this.#entries.add(entry as Entry<unknown>);
+          // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
+          this.#queue.add(() => this.#run(entry));
+        });
+    this.unreserve();
+    return answered;
+  }
+
+  async #run<T>(entry: Entry<T>): Promise<void> {
+    try {
+      const result = await entry.job.run();
+      if (!entry.settled) entry.answer(result);
+    } catch (error) {
+      // A job's run settles every expected failure itself; a rejection is a bug, passed on to the caller.
+      if (!entry.settled) entry.answer(Promise.reject(error));
+    } finally {
+      entry.settled = true;
+      this.#entries.delete(entry as Entry<unknown>);
+    }
+  }
+
+  /**
+   * Resolves once every reserved place was submitted or given up and the queue is idle. With `timeoutMs`, gives
+   * up after it: queued work never starts, every job not finished is abandoned (its answer is CUT_OFF), and it
+   * resolves once each abandoned job handed back what it held. New reservations are refused from the start.
+   */
+  async drain(timeoutMs: number | undefined): Promise<void> {
+    this.#draining = true;
+    const idle = this.#idle();
+    if (timeoutMs === undefined || (await withTimeout(idle, timeoutMs)) !== TIMED_OUT) return;
+    this.#cutOff = true;
+    this.#queue.clear();
+    const handedBack: Promise<unknown>[] = [];
+    for (const entry of this.#entries) {
+      entry.settled = true;
+      entry.answer(CUT_OFF);
+      handedBack.push(entry.job.abandon());
+    }
+    this.#entries.clear();
+    await Promise.all(handedBack);
+  }
+
+  async #idle(): Promise<void> {
+    if (this.#reserved > 0) {
+      await new Promise<void>((resolve) => {
+        this.#reservationsDone = resolve;
+      });
+    }
+    await this.#queue.onIdle();
+  }
+}
+
+export const TIMED_OUT: unique symbol = Symbol('timed out');
+
+export async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
+    timer = setTimeout(resolve, ms, TIMED_OUT);
+  });
+  try {
+    return await Promise.race([work, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,8 @@
+export {
+  type PgBossDurableQueue,
+  type PgBossQueueOptions,
+  pgBossJobId,
+  pgBossQueue,
+} from './durable/pg-boss-queue.js';
+export { createPgBossWorker as createWorker, type PgBossWorkerOptions } from './durable/pg-boss-worker.js';
+export type * from './durable/types.js';

@@ -1,0 +1,112 @@
+import type { SignedPiece } from '../bytes.js';
+import type { HashName } from '../crypto/provider.js';
+import { WebhookConfigError } from '../errors.js';
+import type { SignatureSyntax } from '../signature-header.js';
+import { buildProfile, createProfile, type SignatureProfile } from './profile.js';
+import {
+  type BodySignedContent,
+  resolveConfig,
+  type SignatureProfileConfig,
+  type TimestampSource,
+} from './profile-config.js';
+
+/**
+ * The older way to change the algorithm and signed content of the default header format; a profile
+ * (createProfile) describes any format, and is what a new setup should use.
+ */
+export interface SignatureScheme {
+  readonly hash: HashName;
+  /** The signed content as pieces, fed to the HMAC in order (no concatenation copy of the body). */
+  signedContent(timestamp: string, body: SignedPiece): readonly SignedPiece[];
+}
+
+export const defaultScheme: SignatureScheme = {
+  hash: 'SHA-256',
+  signedContent: (timestamp, body) => [`${timestamp}.`, body],
+};
+
+export const DEFAULT_SIGNATURE_HEADER = 'webhook-signature';
+
+/** The service's preview format: `webhook-signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`. */
+export const defaultProfile: SignatureProfile = createProfile({
+  name: 'default',
+  signature: { header: DEFAULT_SIGNATURE_HEADER, syntax: 't-v1' },
+});
+
+/**
+ * Standard Webhooks (standardwebhooks.com): `webhook-id`, `webhook-timestamp`, and
+ * `webhook-signature: v1,<base64> v1,<base64>…` over `<id>.<timestamp>.<body>`, secret `whsec_<base64>`.
+ */
+export const standardWebhooks: SignatureProfile = createProfile({
+  name: 'standard-webhooks',
+  signature: { header: 'webhook-signature', syntax: 'v1-list' },
+  timestamp: { header: 'webhook-timestamp' },
+  id: { header: 'webhook-id' },
+  encoding: 'base64',
+  secretFormat: 'whsec',
+});
+
+export interface BodySignatureOptions
+  extends Omit<SignatureProfileConfig, 'signature' | 'timestamp' | 'name'> {
+  name?: string;
+  /** The top-level member holding the signature. Default `signature`. */
+  field?: string;
+  /** The member's syntax. Default `t-v1` (`t=<unix>,v1=<hex>`, as the service documents the field). */
+  syntax?: SignatureSyntax;
+  /** What `{body}` is: the body without the member. Default `raw-without-member`. */
+  content?: BodySignedContent;
+  /** Default `signature` (the member's `t=`); for example { bodyField: 'created_at' } with syntax `plain`. */
+  timestamp?: TimestampSource;
+}
+
+/**
+ * The signature travels in the event's top-level `signature` member (or `field`), by default as
+ * `t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + the body without that member>`.
+ */
+export function bodySignature(options: BodySignatureOptions = {}): SignatureProfile {
+  const { field = 'signature', syntax = 't-v1', content = 'raw-without-member', name, ...rest } = options;
+  return createProfile({
+    ...rest,
+    name: name ?? 'body-signature',
+    signature: { bodyField: field, syntax, content },
+  });
+}
+
+/** The presets by the names the CLI's --profile takes. */
+export const profilePresets: Readonly<Record<string, () => SignatureProfile>> = {
+  default: () => defaultProfile,
+  'standard-webhooks': () => standardWebhooks,
+  'body-signature': () => bodySignature(),
+};
+
+/**
+ * The profile a receiver or signer uses: `profile` when given, else the default one adjusted by the older
+ * `signatureHeader` and `scheme` options (which keep working).
+ */
+export function resolveProfile(options: {
+  profile?: SignatureProfile | undefined;
+  signatureHeader?: string | undefined;
+  scheme?: SignatureScheme | undefined;
+}): SignatureProfile {
+  const { profile, signatureHeader, scheme } = options;
+  if (profile !== undefined) {
+    if (typeof profile?.read !== 'function') {
+      throw new WebhookConfigError(
+        'profile must be made by createProfile() or be a preset such as standardWebhooks.',
+      );
+    }
+    if (signatureHeader !== undefined || scheme !== undefined) {
+      throw new WebhookConfigError(
+        'Give either profile or signatureHeader/scheme: the profile already names its headers and algorithm.',
+      );
+    }
+    return profile;
+  }
+  if (signatureHeader === undefined && scheme === undefined) return defaultProfile;
+  const config = resolveConfig({
+    name: 'default',
+    signature: { header: signatureHeader ?? DEFAULT_SIGNATURE_HEADER, syntax: 't-v1' },
+    ...(scheme ? { hash: scheme.hash } : {}),
+  });
+  return buildProfile(config, scheme?.signedContent);
+}

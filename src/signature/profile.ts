@@ -1,0 +1,289 @@
+import { type SignedPiece, utf8Text } from '../bytes.js';
+import type { DigestEncoding, HashName } from '../crypto/provider.js';
+import { WebhookConfigError } from '../errors.js';
+import { getHeader, type HeaderSource } from '../request.js';
+import type { SecretFormat } from '../secrets.js';
+import { type HeaderScan, headerScanners, isDigits } from '../signature-header.js';
+import {
+  type MemberSpan,
+  scalarValue,
+  stringValue,
+  topLevelMembers,
+  withMemberLast,
+  withoutMember,
+} from './json-members.js';
+import {
+  type ResolvedConfig,
+  resolveConfig,
+  type SignatureProfileConfig,
+  type Slot,
+} from './profile-config.js';
+
+/** What a request carries for its signature, read by the profile's one parser; the verifier checks the rest. */
+export interface SignatureReading extends HeaderScan {
+  /** Set when nothing can be verified: the reason to answer. */
+  failure: 'missing_signature' | 'malformed_signature' | undefined;
+  /** Unix seconds (NaN until read). */
+  timestamp: number;
+  id: string | undefined;
+  /** The body as signed: the raw body, or for a body signature the body without its member. */
+  body: SignedPiece;
+}
+
+/** What a signer sends: the headers (content-type aside) and the body, which a body signature changes. */
+export interface SignedDelivery {
+  headers: Record<string, string>;
+  body: SignedPiece;
+}
+
+/** A signature format, made by createProfile (or a preset): the verifier, signers and diagnostics all use it. */
+export interface SignatureProfile {
+  readonly name: string;
+  readonly hash: HashName;
+  readonly encoding: DigestEncoding;
+  readonly secretFormat: SecretFormat;
+  /** The header the signature travels in; undefined when it travels in the body. */
+  readonly signatureHeader: string | undefined;
+  /** Every header the profile reads (lowercase). */
+  readonly headers: readonly string[];
+  /** The config it was made from, defaults filled in. */
+  readonly config: Readonly<ResolvedConfig>;
+  /** Reads the request's signature parts. Never throws. */
+  read(headers: HeaderSource, body: SignedPiece): SignatureReading;
+  /** The signed content, as pieces fed to the HMAC in order (the body is never copied). */
+  signedContent(reading: {
+    timestampText: string | undefined;
+    id: string | undefined;
+    body: SignedPiece;
+  }): readonly SignedPiece[];
+  /** The parts a signer needs: what to sign, and how to lay the signature out for sending. */
+  prepareSigning(input: { body: SignedPiece; timestamp: number | undefined; id: string | undefined }): {
+    reading: { timestampText: string; id: string | undefined; body: SignedPiece };
+    timestamp: number;
+    deliver(signature: string): SignedDelivery;
+  };
+}
+
+/** Makes a profile from a config; a mistake throws a WebhookConfigError that says what to fix. */
+export function createProfile(config: SignatureProfileConfig): SignatureProfile {
+  return buildProfile(resolveConfig(config));
+}
+
+type Fill = (reading: { timestampText: string | undefined; id: string | undefined }) => string;
+
+/** `custom` replaces the template: the older `scheme` option's signedContent function. */
+export function buildProfile(
+  config: ResolvedConfig,
+  custom?: (timestamp: string, body: SignedPiece) => readonly SignedPiece[],
+): SignatureProfile {
+  const { signature, timestamp: timestampSource, id: idSource } = config;
+  const signatureHeader = 'header' in signature ? signature.header : undefined;
+  const headers = [signatureHeader, timestampHeader(timestampSource), idSource?.header].filter(
+    (name): name is string => name !== undefined,
+  );
+  const before = compile(config.template.before);
+  const after = compile(config.template.after);
+  const scan = headerScanners[signature.syntax];
+  const bodyField = 'bodyField' in signature ? signature : undefined;
+  const format = (timestampText: string, encoded: string) =>
+    signature.syntax === 't-v1'
+      ? `t=${timestampText},v1=${encoded}`
+      : signature.syntax === 'v1-list'
+        ? `v1,${encoded}`
+        : encoded;
+
+  const needsBody =
+    bodyField !== undefined || (typeof timestampSource === 'object' && 'bodyField' in timestampSource);
+
+  const read = (headers: HeaderSource, body: SignedPiece): SignatureReading => {
+    let members: MemberSpan[] | undefined;
+    let text = '';
+    if (needsBody) {
+      text = utf8Text(body);
+      members = topLevelMembers(text);
+    }
+    const reading = bodyField
+      ? readBodySignature(text, members, bodyField, scan)
+      : withReadingFields(scan(getHeader(headers, signatureHeader as string)), body);
+    if (!reading.present) return failed(reading, 'missing_signature');
+    if (reading.failure) return reading;
+    if (reading.signatures.length === 0) return failed(reading, 'malformed_signature');
+    if (timestampSource === 'signature') {
+      if (reading.timestamps !== 1 || !isDigits(reading.timestampText))
+        return failed(reading, 'malformed_signature');
+      reading.timestamp = Number(reading.timestampText);
+    } else if ('header' in timestampSource) {
+      const value = getHeader(headers, timestampSource.header)?.trim();
+      if (!isDigits(value)) return failed(reading, 'malformed_signature');
+      reading.timestamps = 1;
+      reading.timestampText = value;
+      reading.timestamp = Number(value);
+    } else {
+      const seconds = bodyTimestamp(text, members, timestampSource.bodyField);
+      if (seconds === undefined) return failed(reading, 'malformed_signature');
+      reading.timestamps = 1;
+      reading.timestampText = String(seconds);
+      reading.timestamp = seconds;
+    }
+    if (idSource) {
+      reading.id = getHeader(headers, idSource.header)?.trim();
+      if (!reading.id) return failed(reading, 'malformed_signature');
+    }
+    return reading;
+  };
+
+  const signedContent: SignatureProfile['signedContent'] = (reading) => {
+    if (custom) return custom(reading.timestampText as string, reading.body);
+    const head = before(reading);
+    const tail = after(reading);
+    if (tail) return head ? [head, reading.body, tail] : [reading.body, tail];
+    return head ? [head, reading.body] : [reading.body];
+  };
+
+  const prepareSigning: SignatureProfile['prepareSigning'] = ({ body, timestamp, id }) => {
+    if (idSource && !id)
+      throw new WebhookConfigError(`Signature profile '${config.name}' signs a message id: give id.`);
+    const text = needsBody ? utf8Text(body) : '';
+    const members = text ? topLevelMembers(text) : undefined;
+    let seconds = timestamp;
+    if (typeof timestampSource === 'object' && 'bodyField' in timestampSource) {
+      const fromBody = bodyTimestamp(text, members, timestampSource.bodyField);
+      if (fromBody === undefined || (timestamp !== undefined && timestamp !== fromBody)) {
+        throw new WebhookConfigError(
+          `Signature profile '${config.name}' takes the timestamp from the body's "${timestampSource.bodyField}" (ISO 8601 or unix seconds): set it there${timestamp === undefined ? '' : ' to the timestamp you sign with'}.`,
+        );
+      }
+      seconds = fromBody;
+    }
+    if (seconds === undefined) throw new WebhookConfigError('A timestamp (unix seconds) is needed to sign.');
+    const timestampText = String(seconds);
+    let signedBody = body;
+    if (bodyField) {
+      if (!members || members.some((member) => member.name === bodyField.bodyField)) {
+        throw new WebhookConfigError(
+          `Signature profile '${config.name}' signs a JSON object body without a top-level "${bodyField.bodyField}" member: the signer adds it.`,
+        );
+      }
+      signedBody = bodyField.content === 'json-without-member' ? JSON.stringify(JSON.parse(text)) : text;
+    }
+    return {
+      reading: { timestampText, id, body: signedBody },
+      timestamp: seconds,
+      deliver(encoded) {
+        const out: Record<string, string> = {};
+        if (idSource) out[idSource.header] = id as string;
+        if (typeof timestampSource === 'object' && 'header' in timestampSource)
+          out[timestampSource.header] = timestampText;
+        if (!bodyField) {
+          out[signatureHeader as string] = format(timestampText, encoded);
+          return { headers: out, body };
+        }
+        const member = `${JSON.stringify(bodyField.bodyField)}:${JSON.stringify(format(timestampText, encoded))}`;
+        return { headers: out, body: withMemberLast(text, members as MemberSpan[], member) };
+      },
+    };
+  };
+
+  return {
+    name: config.name,
+    hash: config.hash,
+    encoding: config.encoding,
+    secretFormat: config.secretFormat,
+    signatureHeader,
+    headers,
+    config,
+    read,
+    signedContent,
+    prepareSigning,
+  };
+}
+
+/** Completes a scan into a reading in place (the scan has room for these fields): one object per request. */
+function withReadingFields(scan: HeaderScan, body: SignedPiece): SignatureReading {
+  const reading = scan as SignatureReading;
+  reading.failure = undefined;
+  reading.timestamp = Number.NaN;
+  reading.id = undefined;
+  reading.body = body;
+  return reading;
+}
+
+function failed(
+  reading: SignatureReading,
+  reason: 'missing_signature' | 'malformed_signature',
+): SignatureReading {
+  reading.failure = reason;
+  return reading;
+}
+
+function timestampHeader(source: ResolvedConfig['timestamp']): string | undefined {
+  return typeof source === 'object' && 'header' in source ? source.header : undefined;
+}
+
+function compile(parts: readonly (string | Slot)[]): Fill {
+  if (parts.length === 0) return () => '';
+  // The default shape, `{timestamp}.`, as one concatenation.
+  if (parts.length === 2 && parts[0] === 'timestamp' && parts[1] !== 'id') {
+    const literal = parts[1] as string;
+    return (reading) => reading.timestampText + literal;
+  }
+  return (reading) => {
+    let out = '';
+    for (const part of parts) {
+      out += part === 'timestamp' ? reading.timestampText : part === 'id' ? reading.id : part;
+    }
+    return out;
+  };
+}
+
+function readBodySignature(
+  text: string,
+  members: MemberSpan[] | undefined,
+  location: { bodyField: string; content: string },
+  scan: (value: string | undefined) => HeaderScan,
+): SignatureReading {
+  const found = members?.filter((member) => member.name === location.bodyField) ?? [];
+  const value = found.length === 1 ? stringValue(text, found[0] as MemberSpan) : undefined;
+  const reading = withReadingFields(scan(value), text);
+  // A body that is not a JSON object cannot carry the member: malformed rather than missing.
+  if (!members) return failed(withPresence(reading), 'malformed_signature');
+  if (found.length === 0) return reading;
+  if (value === undefined) return failed(withPresence(reading), 'malformed_signature');
+  if (location.content === 'json-without-member') {
+    const event = parseObject(text);
+    if (!event) return failed(reading, 'malformed_signature');
+    delete event[location.bodyField];
+    reading.body = JSON.stringify(event);
+  } else {
+    reading.body = withoutMember(text, members, members.indexOf(found[0] as MemberSpan));
+  }
+  return reading;
+}
+
+/** A member that is there but unreadable (duplicated, not a string) is present: malformed, not missing. */
+function withPresence(reading: SignatureReading): SignatureReading {
+  reading.present = true;
+  return reading;
+}
+
+/** Unix seconds from a body field: a whole number, or ISO 8601 text with an offset. */
+function bodyTimestamp(text: string, members: MemberSpan[] | undefined, field: string): number | undefined {
+  const found = members?.filter((member) => member.name === field);
+  if (found?.length !== 1) return undefined;
+  const value = scalarValue(text, found[0] as MemberSpan);
+  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
+  if (value === undefined) return undefined;
+  if (isDigits(value)) return Number(value);
+  // An offset is required: a local time would mean something else on every server.
+  if (!/(Z|[+-]\d{2}:\d{2})$/.test(value)) return undefined;
+  const ms = Date.parse(value);
+  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
+}
+
+function parseObject(text: string): Record<string, unknown> | undefined {
+  try {
+    return JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+}

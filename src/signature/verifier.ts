@@ -1,0 +1,195 @@
+import {
+  type CryptoProvider,
+  defaultCryptoProvider,
+  digestLength,
+  type SyncCryptoProvider,
+} from '../crypto/provider.js';
+import { RawBodyError, type SignatureFailureReason, WebhookConfigError } from '../errors.js';
+import type { HeaderSource } from '../request.js';
+import { type Mode, resolveKeys, type Secrets } from '../secrets.js';
+import { resolveProfile, type SignatureScheme } from './presets.js';
+import type { SignatureProfile, SignatureReading } from './profile.js';
+
+/** Seconds a timestamp may be in the past and in the future; one number sets both. */
+export type Tolerance = number | { past?: number; future?: number };
+export const DEFAULT_TOLERANCE_SECONDS = 300;
+
+export type VerifyResult =
+  | { ok: true; timestamp: number; mode: Mode; secretLabel: string; messageId?: string }
+  | { ok: false; reason: SignatureFailureReason; timestamp?: number };
+
+export interface VerifierOptions {
+  /** An unset variable (undefined) throws a WebhookConfigError that says so. */
+  secrets: Secrets | undefined;
+  toleranceSeconds?: Tolerance | undefined;
+  /** The signature format. Default: defaultProfile (`webhook-signature: t=…,v1=…`). */
+  profile?: SignatureProfile | undefined;
+  /** Older options adjusting the default profile; not together with `profile`. */
+  signatureHeader?: string | undefined;
+  scheme?: SignatureScheme | undefined;
+  /** Default: defaultCryptoProvider() (node:crypto where it exists, else Web Crypto). */
+  crypto?: CryptoProvider | undefined;
+}
+
+/** What a request carries: its headers and its raw body exactly as received. */
+export interface SignedRequestParts {
+  headers: HeaderSource;
+  body: string | Uint8Array;
+}
+
+export interface Verifier<
+  R extends VerifyResult | Promise<VerifyResult> = VerifyResult | Promise<VerifyResult>,
+> {
+  readonly profile: SignatureProfile;
+  readonly crypto: CryptoProvider;
+  /** Labels of the secrets (`live[0]`, `test[1]`) in the order an HMAC is tried: names them in diagnostics. */
+  readonly secretLabels: readonly string[];
+  /** Checks in order: signature parts present and well-formed, timestamp tolerance, then HMAC. Sync with a sync provider. */
+  verify(request: SignedRequestParts, nowSeconds?: number): R;
+  verifyAsync(request: SignedRequestParts, nowSeconds?: number): Promise<VerifyResult>;
+}
+
+/** Resolves secrets, profile and keys once; use it on hot paths instead of verifySignature. */
+export function createVerifier(
+  options: VerifierOptions & { crypto: SyncCryptoProvider },
+): Verifier<VerifyResult>;
+export function createVerifier(options: VerifierOptions): Verifier;
+export function createVerifier(options: VerifierOptions): Verifier {
+  const profile = resolveProfile(options);
+  const crypto = options.crypto ?? defaultCryptoProvider();
+  if (
+    typeof crypto?.hmac !== 'function' ||
+    typeof crypto.prepareKey !== 'function' ||
+    typeof crypto.sha256Hex !== 'function'
+  ) {
+    throw new WebhookConfigError(
+      'crypto must be a CryptoProvider: nodeCryptoProvider(), webCryptoProvider(), or an object with sync, prepareKey, hmac and sha256Hex.',
+    );
+  }
+  const { hash, encoding } = profile;
+  const keys = resolveKeys(options.secrets, profile.secretFormat).map((key) => ({
+    mode: key.mode,
+    label: key.label,
+    prepared: crypto.prepareKey(key.bytes, hash),
+  }));
+  const { past, future } = resolveTolerance(options.toleranceSeconds);
+  const wellFormed = candidateCheck(encoding, digestLength[hash]);
+  const equal = encoding === 'hex' ? hexEqual : constantTimeEqual;
+  /**
+   * Every candidate is compared in full: which one matched is not given away by timing. `checked` when each
+   * was already found well-formed (the usual single signature), so none is scanned twice.
+   */
+  const matches = (signatures: readonly string[], expected: string, checked: boolean) => {
+    let matched = false;
+    for (const signature of signatures) {
+      if ((checked || wellFormed(signature)) && equal(signature, expected)) matched = true;
+    }
+    return matched;
+  };
+
+  const found = (reading: SignatureReading, mode: Mode, secretLabel: string): VerifyResult =>
+    reading.id === undefined
+      ? { ok: true, timestamp: reading.timestamp, mode, secretLabel }
+      : { ok: true, timestamp: reading.timestamp, mode, secretLabel, messageId: reading.id };
+
+  function verify(request: SignedRequestParts, now = nowSeconds()) {
+    const { headers, body } = request;
+    if (typeof body !== 'string' && !(body instanceof Uint8Array)) throw new RawBodyError(body);
+    // Signature parts and timestamp first: a flood of stale or garbled requests costs no HMAC.
+    const reading = profile.read(headers, body);
+    if (reading.failure) return { ok: false, reason: reading.failure } as VerifyResult;
+    const timestamp = reading.timestamp;
+    const age = now - timestamp;
+    if (age > past) return { ok: false, reason: 'stale_timestamp', timestamp } as VerifyResult;
+    if (-age > future) return { ok: false, reason: 'future_timestamp', timestamp } as VerifyResult;
+    let candidates = 0;
+    for (const signature of reading.signatures) if (wellFormed(signature)) candidates++;
+    // No candidate of the digest's encoded size: nothing could match, so no HMAC.
+    if (candidates === 0) return { ok: false, reason: 'signature_mismatch', timestamp } as VerifyResult;
+    const checked = candidates === reading.signatures.length;
+    const pieces = profile.signedContent(reading);
+    if (crypto.sync) {
+      for (const key of keys) {
+        const expected = crypto.hmac(key.prepared, hash, pieces, encoding);
+        if (matches(reading.signatures, expected, checked)) return found(reading, key.mode, key.label);
+      }
+      return { ok: false, reason: 'signature_mismatch', timestamp } as VerifyResult;
+    }
+    return (async (): Promise<VerifyResult> => {
+      for (const key of keys) {
+        const expected = await crypto.hmac(key.prepared, hash, pieces, encoding);
+        if (matches(reading.signatures, expected, checked)) return found(reading, key.mode, key.label);
+      }
+      return { ok: false, reason: 'signature_mismatch', timestamp };
+    })();
+  }
+
+  return {
+    profile,
+    crypto,
+    secretLabels: keys.map((key) => key.label),
+    verify,
+    async verifyAsync(request, now) {
+      return verify(request, now);
+    },
+  };
+}
+
+/**
+ * Whether a signature value can be a digest of this size and encoding; only those are compared (and none
+ * means no HMAC at all). Hex digits in either case; base64 of the digest's encoded length.
+ */
+export function candidateCheck(encoding: 'hex' | 'base64', bytes: number): (value: string) => boolean {
+  if (encoding === 'base64') {
+    const length = Math.ceil(bytes / 3) * 4;
+    return (value) => value.length === length;
+  }
+  return (value) => {
+    if (value.length !== bytes * 2) return false;
+    for (let i = 0; i < value.length; i++) {
+      const code = value.charCodeAt(i) | 0x20; // lowercase for letters; digits already have the bit
+      if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
+    }
+    return true;
+  };
+}
+
+/**
+ * Compares two strings of the same public length in time that depends on that length only: the differences
+ * are OR-ed together with no early exit.
+ */
+function constantTimeEqual(candidate: string, expected: string): boolean {
+  if (candidate.length !== expected.length) return false;
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= candidate.charCodeAt(i) ^ expected.charCodeAt(i);
+  return diff === 0;
+}
+
+/** constantTimeEqual for hex checked by candidateCheck: either case matches the lowercase digest. */
+function hexEqual(candidate: string, expected: string): boolean {
+  if (candidate.length !== expected.length) return false;
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= (candidate.charCodeAt(i) | 0x20) ^ expected.charCodeAt(i);
+  return diff === 0;
+}
+
+export function resolveTolerance(tolerance: Tolerance | undefined): { past: number; future: number } {
+  const given =
+    typeof tolerance === 'number' || tolerance === undefined
+      ? { past: tolerance, future: tolerance }
+      : tolerance;
+  const past = given.past ?? DEFAULT_TOLERANCE_SECONDS;
+  const future = given.future ?? DEFAULT_TOLERANCE_SECONDS;
+  for (const value of [past, future]) {
+    if (!Number.isFinite(value) || value < 0) {
+      throw new WebhookConfigError(
+        'toleranceSeconds must be a non-negative number of seconds (default 300).',
+      );
+    }
+  }
+  return { past, future };
+}
+
+export function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
+}

@@ -1,0 +1,20 @@
+// A Cloudflare Worker's project: no Node types at all (types: []), the Web platform's lib only.
+import { createReceiver, type Receiver } from 'messaging-webhooks';
+import { createFetchHandler, type FetchHandlerContext } from 'messaging-webhooks/fetch';
+
+interface Env {
+  WEBHOOK_SECRET: string;
+}
+
+let receiver: Receiver | undefined;
+
+export default {
+  fetch(request: Request, env: Env, ctx: FetchHandlerContext): Promise<Response> {
+    const handle = createFetchHandler(() => {
+      receiver ??= createReceiver({ secrets: env.WEBHOOK_SECRET });
+      receiver.on('message.failed', (event) => void event.data.message_id);
+      return receiver;
+    });
+    return handle(request, ctx);
+  },
+};

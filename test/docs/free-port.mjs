@@ -1,0 +1,15 @@
+// Loaded with --import before a README block runs: whatever port the block listens on, the server takes a free
+// one on 127.0.0.1 (the machine is shared; README examples say 3000) and prints it for the doc test.
+import net from 'node:net';
+
+const listen = net.Server.prototype.listen;
+net.Server.prototype.listen = function (...args) {
+  const [first, second] = args;
+  if (typeof first === 'number' || (typeof first === 'string' && /^\d+$/.test(first))) {
+    args.splice(0, typeof second === 'string' ? 2 : 1, 0, '127.0.0.1');
+  } else if (first !== null && typeof first === 'object' && 'port' in first) {
+    args[0] = { ...first, port: 0, host: '127.0.0.1' };
+  }
+  this.once('listening', () => console.log(`doc-test listening on ${this.address().port}`));
+  return listen.apply(this, args);
+};

@@ -1,0 +1,35 @@
+import { createNodeRedisClient } from 'bullmq';
+import { createClient } from 'redis';
+import { bullmqQueue, createWorker } from '../../src/bullmq.js';
+import { REDIS_URL, testRun } from '../support/harness/cluster.js';
+import { deleteKeys } from '../support/harness/redis-keys.js';
+import { describeDurableQueue } from './queue-conformance.js';
+
+const { run } = testRun();
+const prefix = `mw-test:${run}:bull`;
+let queues = 0;
+
+describeDurableQueue('BullMQ', {
+  queue: (attempts) =>
+    bullmqQueue({
+      connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
+      prefix,
+      name: `q${++queues}`,
+      attempts,
+      backoffMs: 50,
+      countsIntervalMs: 100,
+    }),
+  worker: (receiver, queue, concurrency) => createWorker({ receiver, queue, concurrency }),
+  // Nothing listens on port 1: the client keeps reconnecting, so the enqueue deadline answers.
+  unreachable: () => {
+    const client = createClient({ url: 'redis://127.0.0.1:1' });
+    client.on('error', () => {});
+    return bullmqQueue({ connection: createNodeRedisClient(client), prefix, name: 'down' });
+  },
+  async cleanup() {
+    const redis = createClient({ url: REDIS_URL });
+    await redis.connect();
+    await deleteKeys(redis, `${prefix}:*`);
+    redis.destroy();
+  },
+});

@@ -1,0 +1,30 @@
+import pg from 'pg';
+import { createWorker, pgBossQueue } from '../../src/pg-boss.js';
+import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
+import { describeDurableQueue } from './queue-conformance.js';
+
+const { run } = testRun();
+const schema = `mw_boss_${run}`;
+let queues = 0;
+
+describeDurableQueue('pg-boss', {
+  queue: (attempts) =>
+    pgBossQueue({
+      connectionString: DATABASE_URL,
+      schema,
+      name: `q${++queues}`,
+      attempts,
+      backoffMs: 1000,
+      countsIntervalMs: 100,
+    }),
+  worker: (receiver, queue, concurrency) =>
+    createWorker({ receiver, queue, concurrency, pollingIntervalSeconds: 0.5 }),
+  unreachable: () =>
+    pgBossQueue({ connectionString: 'postgres://postgres@127.0.0.1:1/test', schema, name: 'down' }),
+  async cleanup() {
+    const client = new pg.Client(DATABASE_URL);
+    await client.connect();
+    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+    await client.end();
+  },
+});

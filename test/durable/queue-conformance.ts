@@ -1,0 +1,144 @@
+import { Registry } from 'prom-client';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DurableQueue, DurableWorker } from '../../src/bullmq.js';
+import {
+  createReceiver,
+  type ErrorContext,
+  type HandlerContext,
+  type WebhookHandlerError,
+} from '../../src/index.js';
+import { registerMetrics } from '../../src/prometheus.js';
+import { deliveredEvent, delivery, expectAccepted, expectError, gate, SECRET } from '../support/unit.js';
+import { until } from '../support/until.js';
+
+export interface Engine<Q extends DurableQueue> {
+  /** A queue on a name of its own (the test's run id in it), retrying `attempts` times. */
+  queue(attempts: number): Q;
+  worker(receiver: ReturnType<typeof createReceiver>, queue: Q, concurrency: number): Promise<DurableWorker>;
+  /** A queue whose engine cannot be reached. */
+  unreachable(): Q;
+  /** Removes everything the queues of this run left in the engine. */
+  cleanup(): Promise<void>;
+}
+
+/** What every durable queue must do, run against the real engine. */
+export function describeDurableQueue<Q extends DurableQueue>(name: string, engine: Engine<Q>) {
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+    await engine.cleanup();
+  });
+  const setUp = (attempts: number) => {
+    const queue = engine.queue(attempts);
+    const receiver = createReceiver({ secrets: SECRET, queue });
+    closers.push(() => queue.close?.() ?? Promise.resolve());
+    return { queue, receiver };
+  };
+  const start = async (receiver: ReturnType<typeof createReceiver>, queue: Q, concurrency = 4) => {
+    const worker = await engine.worker(receiver, queue, concurrency);
+    closers.push(() => worker.close());
+    return worker;
+  };
+
+  describe(`${name}: durable acknowledgement`, () => {
+    it('answers 202 once the job is held, 409 while it waits, then 200 duplicate once a worker ran it', async () => {
+      const { queue, receiver } = setUp(3);
+      const event = deliveredEvent();
+      const seen: HandlerContext[] = [];
+      const ran = gate();
+      receiver.on('message.delivered', (got, ctx) => {
+        expect(got).toEqual(event);
+        seen.push(ctx);
+        ran.open();
+      });
+      const first = await receiver.receive(delivery(event));
+      expectAccepted(first, 202);
+      expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+      const worker = await start(receiver, queue);
+      await ran.opened;
+      await until(() => worker.counters().completed === 1);
+      const again = await receiver.receive(delivery(event));
+      expectAccepted(again, 200, true);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({
+        requestId: first.requestId,
+        mode: 'live',
+        dedupeKey: `live:${event.id}`,
+        attempt: 1,
+        tx: undefined,
+      });
+      await worker.close();
+    });
+
+    it('retries a failing handler and dead-letters it after the last attempt, telling onError', async () => {
+      const { queue, receiver } = setUp(2);
+      const event = deliveredEvent();
+      const attempts: number[] = [];
+      const told: [WebhookHandlerError, ErrorContext][] = [];
+      const reported = gate();
+      receiver.on('message.delivered', (_event, ctx) => {
+        attempts.push(ctx.attempt as number);
+        throw new Error('always failing');
+      });
+      receiver.onError((error, ctx) => {
+        told.push([error, ctx]);
+        reported.open();
+      });
+      expectAccepted(await receiver.receive(delivery(event)), 202);
+      const worker = await start(receiver, queue);
+      await reported.opened;
+      expect(attempts).toEqual([1, 2]);
+      const [error, context] = told[0] as [WebhookHandlerError, ErrorContext];
+      expect(error.code).toBe('handler_failed');
+      expect((error.cause as Error).message).toBe('always failing');
+      expect(context).toMatchObject({ reason: 'handler_failed', eventId: event.id, mode: 'live' });
+      // The event is held in the dead-letter: a redelivery is a duplicate, not a second job.
+      await until(async () => (await receiver.receive(delivery(event))).status === 200);
+      await until(() => receiver.metrics().durable?.deadLettered === 1);
+      expect(worker.counters()).toMatchObject({ retried: 1, deadLettered: 1, completed: 0 });
+      const registry = new Registry();
+      registerMetrics(receiver, { registry });
+      const text = await registry.metrics();
+      expect(text).toContain('messaging_webhooks_durable_dead_letters 1');
+      expect(text).toMatch(/messaging_webhooks_durable_jobs_waiting 0\n/);
+    });
+
+    it('close() lets running jobs finish and leaves unstarted ones queued', async () => {
+      const { queue, receiver } = setUp(1);
+      const events = [deliveredEvent(), deliveredEvent(), deliveredEvent()];
+      const started = gate();
+      const release = gate();
+      const finished: string[] = [];
+      receiver.on('message.delivered', async (event) => {
+        started.open();
+        await release.opened;
+        finished.push(event.id as string);
+      });
+      for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 202);
+      const worker = await start(receiver, queue, 1);
+      await started.opened;
+      const closing = worker.close();
+      release.open();
+      await closing;
+      expect(finished).toHaveLength(1);
+      const rest = events.filter((event) => event.id !== finished[0]);
+      for (const event of rest)
+        expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+      await until(() => receiver.metrics().durable?.waiting === 2);
+    });
+
+    it('answers 503 store_unavailable when the engine cannot take the job, and tells onError', async () => {
+      const queue = engine.unreachable();
+      closers.push(() => queue.close?.() ?? Promise.resolve());
+      const receiver = createReceiver({ secrets: SECRET, queue });
+      const told: string[] = [];
+      receiver.onError((error) => {
+        told.push(error.code);
+      });
+      const outcome = await receiver.receive(delivery(deliveredEvent()));
+      expectError(outcome, 503, 'store_unavailable');
+      expect(outcome.headers['retry-after']).toBe('5');
+      expect(told).toEqual(['store_unavailable']);
+    }, 15_000);
+  });
+}

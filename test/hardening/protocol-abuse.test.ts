@@ -1,0 +1,4 @@
+import { describeProtocolAbuse } from './protocol-abuse.js';
+import { ADAPTERS, startTarget } from './targets.js';
+
+for (const adapter of ADAPTERS) describeProtocolAbuse(adapter, () => startTarget(adapter));

@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { PostgresDedupeStore } from '../../src/stores/postgres.js';
+import { RedisDedupeStore } from '../../src/stores/redis.js';
+import { DATABASE_URL } from '../support/harness/cluster.js';
+import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
+import { silentServer } from '../support/harness/silent-server.js';
+
+/*
+ * Every store operation has a deadline (operationTimeoutMs): a locked table, a paused Redis or a server that
+ * accepts and never answers fails the operation with an error naming the store and the deadline, soon after
+ * it, instead of holding the request. The bound checked is generous (deadline + 1.5 s) for a busy machine.
+ */
+const DEADLINE_MS = 300;
+const LATE_MS = DEADLINE_MS + 1500;
+
+async function rejectsInTime(operation: Promise<unknown>): Promise<Error> {
+  const started = performance.now();
+  const error = await operation.then(
+    () => {
+      throw new Error('the operation resolved; it should have passed its deadline');
+    },
+    (failure: Error) => failure,
+  );
+  expect(performance.now() - started).toBeLessThan(LATE_MS);
+  expect(error.message).toMatch(new RegExp(`within ${DEADLINE_MS} ms \\(operationTimeoutMs\\)`));
+  return error;
+}
+
+describe('PostgreSQL store deadlines', () => {
+  const table = `mw_deadline_${randomUUID().replaceAll('-', '').slice(0, 12)}`;
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
+  pool.on('error', () => {});
+  const store = new PostgresDedupeStore({ pool, table, operationTimeoutMs: DEADLINE_MS });
+
+  beforeAll(() => store.migrate());
+  afterAll(async () => {
+    await pool.query(`DROP TABLE IF EXISTS "${table}"`);
+    await pool.end();
+  });
+
+  it('validates operationTimeoutMs', () => {
+    for (const bad of [0, -1, 1.5, Number.NaN, '3000']) {
+      expect(() => new PostgresDedupeStore({ pool, operationTimeoutMs: bad as unknown as number })).toThrow(
+        /operationTimeoutMs must be a whole number/,
+      );
+    }
+    expect(new PostgresDedupeStore({ pool }).operationTimeoutMs).toBe(3000);
+  });
+
+  it('a claim on a locked table rejects at the deadline, lands nothing, and works once the lock is gone', async () => {
+    const locker = await pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${table}" IN ACCESS EXCLUSIVE MODE`);
+      await rejectsInTime(store.claim('live:evt_locked', 500));
+      await rejectsInTime(store.renew('live:evt_locked', 'token', 500));
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+    // Rolled back on the server (lock_timeout), or, when this side's deadline passed first, landed once the
+    // lock was gone: then it is only a lease of its own 500 ms, which a retry finds in flight until it expires.
+    const after = await store.claim('live:evt_locked', 60_000);
+    if (after.status === 'in_flight') expect(after.retryAfterMs).toBeLessThanOrEqual(500);
+    else expect(after.status).toBe('claimed');
+  });
+
+  it('a transactional completion on a locked row rejects at the deadline and commits nothing', async () => {
+    const transactional = new PostgresDedupeStore({
+      pool,
+      table,
+      transactional: true,
+      operationTimeoutMs: DEADLINE_MS,
+    });
+    const claim = await store.claim('live:evt_tx_locked', 60_000);
+    const token = (claim as { token: string }).token;
+    const locker = await pool.connect();
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`SELECT 1 FROM "${table}" WHERE key = $1 FOR UPDATE`, ['live:evt_tx_locked']);
+      await rejectsInTime(
+        transactional.transact?.('live:evt_tx_locked', token, 60_000, async () => 'ran') as Promise<string>,
+      );
+    } finally {
+      await locker.query('ROLLBACK');
+      locker.release();
+    }
+    expect(await store.complete('live:evt_tx_locked', token, 60_000)).toBe(true);
+  });
+
+  it('a server that accepts and never answers: rejects at the deadline, without the password', async () => {
+    const server = await silentServer();
+    const hung = new pg.Pool({
+      connectionString: `postgres://postgres:pw-${randomUUID()}@127.0.0.1:${server.port}/test`,
+    });
+    hung.on('error', () => {});
+    try {
+      const silent = new PostgresDedupeStore({ pool: hung, operationTimeoutMs: DEADLINE_MS });
+      const error = await rejectsInTime(silent.claim('live:evt_silent', 60_000));
+      expect(error.message).toContain('PostgreSQL store');
+      expect(error.message).not.toContain('pw-');
+    } finally {
+      await server.close();
+      await hung.end();
+    }
+  });
+});
+
+describe('Redis store deadlines', () => {
+  // The test's own redis-server: pausing the shared one would stall everyone else's tests.
+  let server: RedisServer;
+  let paused: ReturnType<typeof createClient>;
+  const client = createClient();
+
+  beforeAll(async () => {
+    server = await ownRedisServer();
+    paused = createClient({ url: server.url });
+    paused.on('error', () => {});
+  });
+  afterAll(async () => {
+    paused?.destroy();
+    await server?.remove();
+  });
+
+  it('validates operationTimeoutMs', () => {
+    expect(() => new RedisDedupeStore({ client, operationTimeoutMs: 0 })).toThrow(/operationTimeoutMs/);
+    expect(new RedisDedupeStore({ client }).operationTimeoutMs).toBe(3000);
+  });
+
+  it('a paused server: every operation rejects at the deadline, then works again', async () => {
+    const store = new RedisDedupeStore({ client: paused, operationTimeoutMs: DEADLINE_MS });
+    // An ioredis-shaped client has no per-command timeout: only the store's own deadline bounds it.
+    const ioredisShaped = {
+      get status() {
+        return paused.isReady ? 'ready' : 'reconnecting';
+      },
+      call: (command: string, ...args: string[]) => paused.sendCommand([command, ...args]),
+    };
+    const viaCall = new RedisDedupeStore({ client: ioredisShaped, operationTimeoutMs: DEADLINE_MS });
+    await paused.connect();
+    const controller = createClient({ url: server.url });
+    controller.on('error', () => {});
+    await controller.connect();
+    try {
+      const claim = await store.claim('live:evt_paused', 60_000);
+      const token = (claim as { token: string }).token;
+      await controller.sendCommand(['CLIENT', 'PAUSE', '1500', 'ALL']);
+      await rejectsInTime(store.claim('live:evt_paused_2', 60_000));
+      await rejectsInTime(store.renew('live:evt_paused', token, 60_000));
+      await rejectsInTime(viaCall.complete('live:evt_paused', token, 60_000));
+      // Once the pause is over the store answers again. The commands sent before their deadlines passed
+      // land then: a late claim only leaves a lease that expires (a retry processes the event), a late
+      // completion marks it processed (a retry gets a duplicate). Nothing is lost, nothing runs twice.
+      const patient = new RedisDedupeStore({ client: paused });
+      expect((await patient.claim('live:evt_after_pause', 60_000)).status).toBe('claimed');
+    } finally {
+      controller.destroy();
+    }
+  });
+});

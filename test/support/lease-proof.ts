@@ -1,0 +1,103 @@
+import { expect } from 'vitest';
+import { createReceiver, type DedupeStore, type Outcome } from '../../src/index.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
+import { gate } from './processing.js';
+
+const SECRET = 'whsec_lease_proof_3b7d1f9a2c4e6b8d';
+
+function signed(event: unknown) {
+  const { body, headers } = createSignedRequest(event, { secret: SECRET });
+  return { method: 'POST', headers, rawBody: body };
+}
+
+/** Resolves after `ms`: paces retries, never decides an outcome (a slower machine only retries later). */
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Retries `event` every half lease until `leaseMs × 3` has passed since `from`: the service's retries arriving
+ * while the first delivery's handler still runs (or its event still waits) in this process.
+ */
+async function retryForThreeLeases(
+  receive: (request: ReturnType<typeof signed>) => Promise<Outcome>,
+  event: unknown,
+  leaseMs: number,
+  from: number,
+): Promise<Promise<Outcome>[]> {
+  // Not awaited one by one: a retry that wrongly claimed the event may wait behind the first delivery.
+  const answers: Promise<Outcome>[] = [];
+  while (Date.now() - from < leaseMs * 3) {
+    await pause(leaseMs / 2);
+    answers.push(receive(signed(event)));
+  }
+  return answers;
+}
+
+/**
+ * A handler three times longer than the lease, retries arriving all along: the lease is renewed while the
+ * handler runs, so every retry is told event_in_progress and the handler runs once.
+ */
+export async function expectSlowHandlerRunsOnce(store: DedupeStore<unknown>, leaseMs: number): Promise<void> {
+  const receiver = createReceiver({ secrets: SECRET, store, leaseMs });
+  let runs = 0;
+  const held = gate();
+  const running = gate();
+  receiver.on('message.delivered', async () => {
+    runs++;
+    running.open();
+    if (runs === 1) await held.opened;
+  });
+  const event = createEvent('message.delivered');
+  const from = Date.now();
+  const first = receiver.receive(signed(event));
+  await running.opened;
+  let retrying: Promise<Outcome>[];
+  try {
+    retrying = await retryForThreeLeases((request) => receiver.receive(request), event, leaseMs, from);
+  } finally {
+    held.open();
+  }
+  expect((await first).status).toBe(200);
+  const retries = await Promise.all(retrying);
+  expect(retries.length).toBeGreaterThanOrEqual(5);
+  expect(retries.map((outcome) => outcome.reason)).toEqual(retries.map(() => 'event_in_progress'));
+  expect((await receiver.receive(signed(event))).duplicate).toBe(true);
+  expect(runs).toBe(1);
+  await receiver.close();
+}
+
+/**
+ * concurrency 1: event A holds the only slot for three leases while B waits in the queue. B's lease is renewed
+ * while it waits, so B's retries are told event_in_progress and B runs once, after A.
+ */
+export async function expectQueuedEventRunsOnce(store: DedupeStore<unknown>, leaseMs: number): Promise<void> {
+  const receiver = createReceiver({ secrets: SECRET, store, leaseMs, concurrency: 1 });
+  const runs: string[] = [];
+  const held = gate();
+  const aRunning = gate();
+  const a = createEvent('message.delivered');
+  const b = createEvent('message.delivered');
+  receiver.on('message.delivered', async (event) => {
+    runs.push(event.id === a.id ? 'A' : 'B');
+    if (event.id !== a.id) return;
+    aRunning.open();
+    await held.opened;
+  });
+  const from = Date.now();
+  const first = [receiver.receive(signed(a))];
+  await aRunning.opened;
+  first.push(receiver.receive(signed(b)));
+  let retrying: Promise<Outcome>[];
+  let ranWhileHeld: string[];
+  try {
+    retrying = await retryForThreeLeases((request) => receiver.receive(request), b, leaseMs, from);
+    ranWhileHeld = [...runs];
+  } finally {
+    held.open();
+  }
+  expect(ranWhileHeld).toEqual(['A']);
+  expect((await Promise.all(first)).map((outcome) => outcome.status)).toEqual([200, 200]);
+  const retries = await Promise.all(retrying);
+  expect(retries.map((outcome) => outcome.reason)).toEqual(retries.map(() => 'event_in_progress'));
+  expect(runs).toEqual(['A', 'B']);
+  await receiver.close();
+}

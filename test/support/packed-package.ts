@@ -1,0 +1,66 @@
+import { execFileSync } from 'node:child_process';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { ensureBuilt, root } from './build.js';
+
+/** Where consumer apps are made: inside the repository, so their other imports resolve from its node_modules. */
+const consumersDir = join(root, 'tmp/consumers');
+
+export interface Consumer {
+  dir: string;
+  remove(): void;
+}
+
+/** The package's own dependencies: what `npm install messaging-webhooks` brings along. */
+export const DEPENDENCIES = ['zod', 'p-queue', 'fastify-plugin'];
+
+/**
+ * A new app with the package installed from its `npm pack` tarball, as a user's `npm install` leaves it:
+ * node_modules/messaging-webhooks holds only the files the package ships, reached through its exports.
+ * By default the app lives inside the repository, so its dependencies and the frameworks resolve from the
+ * repository's node_modules one level up (no registry needed). With `only`, it lives outside, and its
+ * node_modules holds the package and links to exactly those packages: what an app that installed only
+ * them would see.
+ */
+export async function installPackedPackage(options: { only?: string[] } = {}): Promise<Consumer> {
+  await ensureBuilt();
+  mkdirSync(consumersDir, { recursive: true });
+  const dir = mkdtempSync(
+    options.only ? join(tmpdir(), 'messaging-webhooks-consumer-') : join(consumersDir, 'app-'),
+  );
+  for (const name of options.only ?? []) {
+    const link = join(dir, 'node_modules', name);
+    mkdirSync(dirname(link), { recursive: true });
+    symlinkSync(join(root, 'node_modules', name), link);
+  }
+  const packDir = join(dir, '.pack');
+  mkdirSync(packDir);
+  execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir], { cwd: root, stdio: 'pipe' });
+  const tarball = join(packDir, readdirSync(packDir)[0] as string);
+  const installed = join(dir, 'node_modules/messaging-webhooks');
+  mkdirSync(installed, { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', installed, '--strip-components=1']);
+  rmSync(packDir, { recursive: true });
+  // The bin links npm makes, so `npx messaging-webhooks` runs the installed CLI.
+  const { bin } = JSON.parse(readFileSync(join(installed, 'package.json'), 'utf8')) as {
+    bin: Record<string, string>;
+  };
+  mkdirSync(join(dir, 'node_modules/.bin'));
+  for (const [name, file] of Object.entries(bin)) {
+    symlinkSync(join('../messaging-webhooks', file), join(dir, 'node_modules/.bin', name));
+  }
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'consumer-app', private: true, type: 'module' }),
+  );
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}

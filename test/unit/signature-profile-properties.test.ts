@@ -1,0 +1,152 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import {
+  bodySignature,
+  createProfile,
+  type SignatureProfile,
+  type SignatureProfileConfig,
+  signRequest,
+  standardWebhooks,
+  verifySignature,
+} from '../../src/index.js';
+
+const NOW = 1_795_000_000;
+const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+
+/** Any profile the config allows: header or body, every syntax, hash, encoding, and a signed-content shape. */
+const randomConfig: fc.Arbitrary<SignatureProfileConfig> = fc
+  .record({
+    inBody: fc.boolean(),
+    syntax: fc.constantFrom('t-v1', 'v1-list', 'plain'),
+    hash: fc.constantFrom('SHA-256', 'SHA-384', 'SHA-512'),
+    encoding: fc.constantFrom('hex', 'base64'),
+    withId: fc.boolean(),
+    content: fc.constantFrom('raw-without-member', 'json-without-member'),
+    literal: fc.stringMatching(/^[a-z.:|-]{0,4}$/),
+    bodyFirst: fc.boolean(),
+  })
+  .map(({ inBody, syntax, hash, encoding, withId, content, literal, bodyFirst }) => {
+    const slots = withId ? '{id}{timestamp}' : '{timestamp}';
+    return {
+      name: 'random',
+      signature: inBody ? { bodyField: 'sig', syntax, content } : { header: 'X-Random-Signature', syntax },
+      ...(syntax === 't-v1' ? {} : { timestamp: { header: 'x-random-timestamp' } }),
+      ...(withId ? { id: { header: 'x-random-id' } } : {}),
+      hash,
+      encoding,
+      signedContent: bodyFirst ? `{body}${literal}${slots}` : `${slots}${literal}{body}`,
+    } as SignatureProfileConfig;
+  });
+
+const presets: Array<[string, SignatureProfile, string]> = [
+  ['default', createProfile({ name: 'default', signature: { header: 'webhook-signature' } }), 'whsec_x'],
+  ['standardWebhooks', standardWebhooks, WHSEC],
+  ['bodySignature', bodySignature(), 'whsec_x'],
+];
+const eventBody = fc
+  .record({ id: fc.string(), data: fc.jsonValue(), note: fc.string({ unit: 'binary' }) })
+  .map((event) => JSON.stringify(event));
+
+/** Signs `body` under `profile`, checks it verifies, and returns what was sent. */
+function roundTrip(profile: SignatureProfile, secret: string, body: string) {
+  const signed = signRequest({ payload: body, secret, profile, timestamp: NOW });
+  const verified = verifySignature({
+    payload: signed.body,
+    headers: signed.headers,
+    secrets: secret,
+    profile,
+    now: NOW,
+  });
+  expect(verified).toMatchObject({ ok: true, timestamp: NOW, secretLabel: 'live[0]' });
+  return signed;
+}
+
+describe('profiles: parsing never throws, sign → verify, any change rejects', () => {
+  const anyText = fc.oneof(fc.string(), fc.string({ unit: 'binary' }), fc.json(), eventBody);
+  it('reading any headers and any body never throws, under every preset and random profiles', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.constantFrom(...presets.map(([, profile]) => profile)), randomConfig.map(createProfile)),
+        fc.dictionary(
+          fc.constantFrom(
+            'webhook-signature',
+            'webhook-id',
+            'webhook-timestamp',
+            'x-random-signature',
+            'x-random-timestamp',
+            'x-random-id',
+          ),
+          anyText,
+        ),
+        anyText,
+        (profile, headers, body) => {
+          const result = verifySignature({ payload: body, headers, secrets: WHSEC, profile, now: NOW });
+          expect(typeof result.ok).toBe('boolean');
+        },
+      ),
+      { numRuns: 500 },
+    );
+  });
+
+  it.each(presets)('%s: round-trips any event body', (_name, profile, secret) => {
+    fc.assert(
+      fc.property(eventBody, (body) => void roundTrip(profile, secret, body)),
+      { numRuns: 100 },
+    );
+  });
+
+  it('random profiles round-trip, and flipping any byte of what was sent rejects', () => {
+    fc.assert(
+      fc.property(
+        randomConfig,
+        eventBody,
+        fc.nat(),
+        fc.integer({ min: 1, max: 255 }),
+        (config, body, at, flip) => {
+          const profile = createProfile(config);
+          const signed = roundTrip(profile, 'whsec_x', body);
+          const bytes = new TextEncoder().encode(signed.body as string);
+          const index = at % bytes.length;
+          bytes[index] = (bytes[index] as number) ^ flip;
+          const result = verifySignature({
+            payload: bytes,
+            headers: signed.headers,
+            secrets: 'whsec_x',
+            profile,
+            now: NOW,
+          });
+          expect(result.ok).toBe(false);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  // 'Z' is no hex digit, so it cannot be a case change of the same hex (which is the same signature).
+  it('changing any character of a signature header rejects', () => {
+    fc.assert(
+      fc.property(
+        randomConfig.filter((config) => 'header' in config.signature),
+        eventBody,
+        fc.nat(),
+        (config, body, at) => {
+          const profile = createProfile(config);
+          const signed = roundTrip(profile, 'whsec_x', body);
+          const value = signed.headers['x-random-signature'] as string;
+          const index = at % value.length;
+          const changed = value.slice(0, index) + (value[index] === 'Z' ? 'Y' : 'Z') + value.slice(index + 1);
+          const headers = { ...signed.headers, 'x-random-signature': changed };
+          const result = verifySignature({
+            payload: signed.body,
+            headers,
+            secrets: 'whsec_x',
+            profile,
+            now: NOW,
+          });
+          expect(result.ok).toBe(false);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+});

@@ -43,7 +43,12 @@ export interface SignatureProfileConfig {
   signedContent?: string;
 }
 
-export type Slot = 'id' | 'timestamp';
+/** A placeholder of the template: an object, so no literal text (such as `id`) can be taken for one. */
+export interface Slot {
+  readonly slot: 'id' | 'timestamp';
+}
+const ID_SLOT: Slot = { slot: 'id' };
+const TIMESTAMP_SLOT: Slot = { slot: 'timestamp' };
 
 export interface ContentTemplate {
   /** Literal text and slots before `{body}`, then after it. */
@@ -139,19 +144,19 @@ function parseTemplate(name: string, template: unknown, hasId: boolean): Content
   }
   const slot = (part: string): string | Slot => {
     if (!part.startsWith('{')) return part;
-    if (part === '{timestamp}') return 'timestamp';
+    if (part === '{timestamp}') return TIMESTAMP_SLOT;
     if (part === '{id}') {
       if (!hasId)
         fail(name, "signedContent uses {id}: set id to { header: 'webhook-id' } (where the id travels).");
-      return 'id';
+      return ID_SLOT;
     }
     return fail(name, `signedContent has an unknown placeholder ${part}: use {id}, {timestamp} and {body}.`);
   };
   const before = parts.slice(0, bodyAt).map(slot);
   const after = parts.slice(bodyAt + 1).map(slot);
-  for (const repeated of ['id', 'timestamp'] as const) {
+  for (const repeated of [ID_SLOT, TIMESTAMP_SLOT]) {
     if ([...before, ...after].filter((part) => part === repeated).length > 1) {
-      fail(name, `signedContent may use {${repeated}} once.`);
+      fail(name, `signedContent may use {${repeated.slot}} once.`);
     }
   }
   return { before, after };

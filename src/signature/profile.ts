@@ -223,14 +223,19 @@ function timestampHeader(source: ResolvedConfig['timestamp']): string | undefine
 function compile(parts: readonly (string | Slot)[]): Fill {
   if (parts.length === 0) return () => '';
   // The default shape, `{timestamp}.`, as one concatenation.
-  if (parts.length === 2 && parts[0] === 'timestamp' && parts[1] !== 'id') {
-    const literal = parts[1] as string;
-    return (reading) => reading.timestampText + literal;
+  const [first, second] = parts;
+  if (
+    parts.length === 2 &&
+    typeof first === 'object' &&
+    first.slot === 'timestamp' &&
+    typeof second === 'string'
+  ) {
+    return (reading) => reading.timestampText + second;
   }
   return (reading) => {
     let out = '';
     for (const part of parts) {
-      out += part === 'timestamp' ? reading.timestampText : part === 'id' ? reading.id : part;
+      out += typeof part === 'string' ? part : part.slot === 'timestamp' ? reading.timestampText : reading.id;
     }
     return out;
   };

@@ -147,8 +147,11 @@ export function candidateCheck(encoding: 'hex' | 'base64', bytes: number): (valu
   return (value) => {
     if (value.length !== bytes * 2) return false;
     for (let i = 0; i < value.length; i++) {
-      const code = value.charCodeAt(i) | 0x20; // lowercase for letters; digits already have the bit
-      if (!((code >= 48 && code <= 57) || (code >= 97 && code <= 102))) return false;
+      const code = value.charCodeAt(i);
+      if (code >= 48 && code <= 57) continue;
+      // Letters only are lowercased: OR-ing 0x20 into any code would let control characters pass as digits.
+      const lower = code | 0x20;
+      if (!(lower >= 97 && lower <= 102)) return false;
     }
     return true;
   };

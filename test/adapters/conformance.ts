@@ -231,18 +231,28 @@ function defineSuite(
       'event_in_progress',
       'a delivery of an event being processed is answered 409 + Retry-After',
       async () => {
-        const event = createEvent('message.delivered', { data: { operator: SLOW_OPERATOR } });
         // Two copies in flight together: whichever claims first runs (the handler holds it 300 ms), the other
-        // finds it claimed. No sleep decides which one goes first.
-        const replies = await Promise.all([deliver(event), deliver(event, nowSeconds() + 1)]);
-        const busy = replies.find((reply) => reply.status === 409);
-        const accepted = replies.find((reply) => reply.status !== 409);
-        expect(busy, 'one copy is answered 409 while the other runs').toBeDefined();
-        const error = expectRejected(busy as Reply, 409, 'event_in_progress');
-        expect(error.code).toBe('event_in_progress');
-        expect(Number(busy?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
-        expectAccepted(accepted as Reply, false);
-        expect(await handledOf(event.id)).toHaveLength(1);
+        // finds it claimed. No sleep decides which one goes first. A machine so loaded that the second copy
+        // only arrives after the first was processed gets a duplicate instead; a fresh event tries again.
+        for (let round = 1; ; round++) {
+          const event = createEvent('message.delivered', { data: { operator: SLOW_OPERATOR } });
+          const replies = await Promise.all([deliver(event), deliver(event, nowSeconds() + 1)]);
+          expect(await handledOf(event.id)).toHaveLength(1);
+          const busy = replies.find((reply) => reply.status === 409);
+          if (!busy && round < 5) {
+            expect(replies.map((reply) => JSON.parse(reply.text).duplicate === true).sort()).toEqual([
+              false,
+              true,
+            ]);
+            continue;
+          }
+          expect(busy, 'one copy is answered 409 while the other runs').toBeDefined();
+          const error = expectRejected(busy as Reply, 409, 'event_in_progress');
+          expect(error.code).toBe('event_in_progress');
+          expect(Number(busy?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+          expectAccepted(replies.find((reply) => reply !== busy) as Reply, false);
+          return;
+        }
       },
     );
 

@@ -1,13 +1,27 @@
+import { connect } from 'node:net';
 import Fastify, { type FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it } from 'vitest';
 import webhooks, { webhooks as namedWebhooks } from '../../adapters/fastify.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
+import { gate } from '../support/processing.js';
+import { until } from '../support/until.js';
 import { type ConformanceServer, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, SECRET, SLOW_OPERATOR } from './conformance-receiver.js';
+import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 async function listen(app: FastifyInstance): Promise<string> {
   return app.listen({ port: 0, host: '127.0.0.1' });
+}
+
+function connectionRefused(url: URL): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(Number(url.port), url.hostname);
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('error', () => resolve(true));
+  });
 }
 
 runConformanceSuite('fastify', async (profile): Promise<ConformanceServer> => {
@@ -137,22 +151,37 @@ describe('fastify plugin', () => {
   });
 
   it('makes fastify.close() wait for a handler in flight', async () => {
-    const { receiver, handled } = createConformanceReceiver();
+    const receiver = createReceiver({ secrets: SECRET });
+    const running = gate();
+    const release = gate();
+    const handled: Array<string | undefined> = [];
+    receiver.on('message.delivered', async (event) => {
+      running.open();
+      await release.opened;
+      handled.push(event.id);
+    });
     const app = Fastify();
     await app.register(webhooks, { receiver, path: '/webhooks' });
     const base = await listen(app);
-    const event = createEvent('message.delivered', { data: { operator: SLOW_OPERATOR } });
+    const event = createEvent('message.delivered');
     const signed = createSignedRequest(event, { secret: SECRET });
     const delivery = fetch(`${base}/webhooks`, {
       method: 'POST',
       headers: signed.headers,
       body: signed.body,
     });
-    await new Promise((resolve) => setTimeout(resolve, 100)); // the handler is now waiting its 300 ms
-    expect(handled).toEqual([]);
-    await app.close();
-    // close() returned only after the handler settled; the delivery was answered, not cut off.
-    expect(handled.map((seen) => seen.id)).toEqual([event.id]);
+    await running.opened;
+    let closed = false;
+    const closing = app.close().then(() => {
+      closed = true;
+    });
+    // close() has begun (the server refuses new connections) and still waits on the held handler.
+    await until(() => connectionRefused(new URL(base)));
+    expect(closed).toBe(false);
+    release.open();
+    await closing;
+    expect(handled).toEqual([event.id]);
+    // The delivery was answered, not cut off.
     const response = await delivery;
     expect(response.status).toBe(200);
     expect(await response.text()).toBe('{"received":true}');
@@ -160,9 +189,9 @@ describe('fastify plugin', () => {
 
   it('gives up waiting after closeTimeoutMs for handlers that do not finish (ack: async)', async () => {
     const receiver = createReceiver({ secrets: SECRET, ack: 'async' });
-    let started = false;
+    const started = gate();
     receiver.on('message.delivered', async () => {
-      started = true;
+      started.open();
       await new Promise(() => {}); // never settles
     });
     const app = Fastify();
@@ -176,8 +205,7 @@ describe('fastify plugin', () => {
     });
     expect(response.status).toBe(202);
     await response.text();
-    await new Promise((resolve) => setTimeout(resolve, 20));
-    expect(started).toBe(true);
+    await started.opened;
     const startedAt = Date.now();
     await app.close();
     expect(Date.now() - startedAt).toBeGreaterThanOrEqual(150);

@@ -1,4 +1,3 @@
-import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { buildPackage } from '../support/harness/build.js';
@@ -11,7 +10,8 @@ import {
 } from '../support/harness/cluster.js';
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
-import { type Delivery, deliverAll, eventIds } from '../support/harness/sender.js';
+import { type Attempt, type Delivery, deliverAll, eventIds } from '../support/harness/sender.js';
+import { gate } from '../support/processing.js';
 
 /*
  * The store's Redis server (the test's own, on its own port) stops in the middle of a run and comes back.
@@ -49,37 +49,44 @@ it('Redis stopped and restarted mid-run: 503 during the outage, then everything 
     });
     expectCompletedOnce(before, first);
 
-    // New events, and copies of processed ones, stream in; Redis stops in the middle of it, with requests
-    // in flight, and is back 1.5 s later. One delivery per new event: when the server goes away after a
-    // handler ran but before its completion was recorded, the answer is 200 all the same, and a second
-    // copy would run the event again once the lease expired (the at-least-once window of every store).
-    const redeliveries = spreadDeliveries(before.slice(0, 50), 1, instances);
-    const deliveries = spreadDeliveries(after, 1, instances).flatMap((delivery, index) =>
-      index < redeliveries.length ? [delivery, redeliveries[index] as Delivery] : [delivery],
-    );
+    // New events, and copies of processed ones, stream in. Redis stops in the middle of the first half,
+    // with requests in flight; the second half is sent while it is down, and it stays down until 30 of those
+    // attempts were answered (however fast or slow the machine), then comes back. One delivery per new
+    // event: when the server goes away after a handler ran but before its completion was recorded, the
+    // answer is 200 all the same, and a second copy would run the event again once the lease expired (the
+    // at-least-once window of every store).
+    const mixed = (events: string[], copiesOf: string[]) => {
+      const copies = spreadDeliveries(copiesOf, 1, instances);
+      return spreadDeliveries(events, 1, instances).flatMap((delivery, index) =>
+        index < copies.length ? [delivery, copies[index] as Delivery] : [delivery],
+      );
+    };
     let processed = 0;
-    let reachedMidRun!: () => void;
-    const midRun = new Promise<void>((resolve) => {
-      reachedMidRun = resolve;
-    });
-    const sending = deliverAll(deliveries, {
+    let downAt = Number.POSITIVE_INFINITY;
+    let answeredWhileDown = 0;
+    const midRun = gate();
+    const outageSeen = gate();
+    const options = {
       secret,
-      concurrency: 20,
-      deadline: Date.now() + 40_000,
-      onAttempt: (attempt) => {
-        if (attempt.status === 200 && ++processed === 40) reachedMidRun();
+      concurrency: 10,
+      deadline: Date.now() + 60_000,
+      onAttempt: (attempt: Attempt) => {
+        if (attempt.status === 200 && ++processed === 20) midRun.open();
+        if (attempt.startedAt >= downAt && ++answeredWhileDown === 30) outageSeen.open();
       },
-    });
-    await midRun;
+    };
+    const firstHalf = deliverAll(mixed(after.slice(0, 50), before.slice(0, 25)), options);
+    await midRun.opened;
     await server.stop();
-    const downAt = Date.now();
-    await sleep(1500);
+    downAt = Date.now();
+    const secondHalf = deliverAll(mixed(after.slice(50), before.slice(25, 50)), options);
+    await outageSeen.opened;
     const upAt = Date.now();
     await server.start();
-    const second = await sending;
+    const second = (await Promise.all([firstHalf, secondHalf])).flat();
 
-    const duringOutage = second.filter((attempt) => attempt.startedAt >= downAt && attempt.endedAt < upAt);
-    expect(duringOutage.length).toBeGreaterThan(20);
+    const duringOutage = second.filter((attempt) => attempt.startedAt >= downAt && attempt.endedAt <= upAt);
+    expect(duringOutage.length).toBeGreaterThanOrEqual(30);
     expect(new Set(duringOutage.map((attempt) => `${attempt.status} ${attempt.code}`))).toEqual(
       new Set(['503 store_unavailable']),
     );

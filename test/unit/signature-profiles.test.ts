@@ -186,6 +186,26 @@ describe('profiles by configuration', () => {
     expect(custom.headers).toEqual(['x-acme-signature', 'x-acme-timestamp']);
   });
 
+  it('literal text that reads like a placeholder name ("id", "timestamp") is signed as text', async () => {
+    const { createHmac } = await import('node:crypto');
+    const literal = createProfile({
+      name: 'literal',
+      signature: { header: 'X-Literal-Signature', syntax: 'plain' },
+      timestamp: { header: 'X-Literal-Timestamp' },
+      id: { header: 'X-Literal-Id' },
+      signedContent: '{id}id{timestamp}timestamp{body}',
+    });
+    const signed = signRequest({
+      payload: '{"a":1}',
+      secret: SECRET,
+      timestamp: 1_800_000_000,
+      id: 'msg_1',
+      profile: literal,
+    });
+    const expected = createHmac('sha256', SECRET).update('msg_1id1800000000timestamp{"a":1}').digest('hex');
+    expect(signed.headers['x-literal-signature']).toBe(expected);
+  });
+
   it('the older signatureHeader and scheme options resolve to the same default format', () => {
     expect(resolveProfile({})).toBe(defaultProfile);
     const renamed = resolveProfile({ signatureHeader: 'X-Messaging-Signature' });

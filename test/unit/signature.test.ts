@@ -150,6 +150,20 @@ describe('rotation, several v1 values and modes', () => {
     });
   });
 
+  it('hex is read in either case, and only hex: a control character in place of a digit rejects', () => {
+    const good = signPayload({ payload, secret: SECRET, timestamp: NOW }).split('v1=')[1] as string;
+    const upper = good.toUpperCase();
+    expect(verifySignature({ payload, header: `t=${NOW},v1=${upper}`, secrets: SECRET, now: NOW }).ok).toBe(
+      true,
+    );
+    // 0x10–0x19 OR 0x20 is '0'–'9': a lowercasing trick applied to every character would let these pass.
+    const digit = good.search(/[0-9]/);
+    const control =
+      good.slice(0, digit) + String.fromCharCode(good.charCodeAt(digit) ^ 0x20) + good.slice(digit + 1);
+    const result = verifySignature({ payload, header: `t=${NOW},v1=${control}`, secrets: SECRET, now: NOW });
+    expect(result).toEqual({ ok: false, reason: 'signature_mismatch', timestamp: NOW });
+  });
+
   it('reports the mode of the secret that matched: { live: [...], test: [...] }', () => {
     const secrets = { live: ['whsec_live_a', 'whsec_live_b'], test: ['whsec_test_a', 'whsec_test_b'] };
     const verifier = createVerifier({ secrets });

@@ -69,10 +69,10 @@ describe('handlerTimeoutMs', () => {
   });
 
   it('a handler within the limit answers normally and leaves no timer behind', async () => {
-    const receiver = createReceiver({ secrets: PROCESSING_SECRET, handlerTimeoutMs: 1_000 });
+    const receiver = createReceiver({ secrets: PROCESSING_SECRET, handlerTimeoutMs: 5_000 });
     receiver.on('message.delivered', () => undefined);
     const started = Date.now();
     expectProcessed(await receiver.receive(signed(createEvent('message.delivered'))));
-    expect(Date.now() - started).toBeLessThan(500);
+    expect(Date.now() - started).toBeLessThan(2_500);
   });
 });

@@ -165,9 +165,11 @@ function defineSuite(
         const declared = { ...headers, 'content-length': String(body.length) };
         const { reply } = await rawPost(server.url, declared, [body]);
         expectRejected(reply, 413, 'payload_too_large');
-        // A declared length far over the limit is refused before the body is read.
-        const huge = Buffer.alloc(1024 * 1024, 0x20);
-        const big = await rawPost(server.url, { ...headers, 'content-length': String(huge.length) }, [huge]);
+        // A declared length far over the limit is refused before the body is read: only its first KiB is sent,
+        // and the answer comes all the same. (Sending the whole MiB would race the server's close: a client
+        // still writing when the connection is reset may lose the answer.)
+        const huge = { ...headers, 'content-length': String(1024 * 1024) };
+        const big = await rawPost(server.url, huge, [Buffer.alloc(1024, 0x20)], { leaveOpen: true });
         expectRejected(big.reply, 413, 'payload_too_large');
       },
     );

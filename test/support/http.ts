@@ -32,7 +32,7 @@ function rawPost(
   url: string,
   headers: Record<string, string>,
   chunks: Uint8Array[],
-  options: { pauseMs?: number } = {},
+  options: { pauseMs?: number; leaveOpen?: boolean } = {},
 ): Promise<{ reply: Reply; bytesSent: number }> {
   return new Promise((resolve, reject) => {
     let bytesSent = 0;
@@ -77,7 +77,8 @@ function rawPost(
         }
         if (options.pauseMs) await sleep(options.pauseMs);
       }
-      req.end();
+      // leaveOpen: the rest of a declared body never comes; the answer must not wait for it.
+      if (!options.leaveOpen) req.end();
     })();
   });
 }

@@ -24,11 +24,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
-export /**
+/**
  * A POST over node:http with the body written chunk by chunk (chunked transfer encoding unless a
  * Content-Length is given). Stops writing once the answer arrived, as a real client would.
  */
-function rawPost(
+export function rawPost(
   url: string,
   headers: Record<string, string>,
   chunks: Uint8Array[],
@@ -67,6 +67,9 @@ function rawPost(
     });
     void (async () => {
       for (const chunk of chunks) {
+        // Reads that arrived meanwhile run first (I/O before setImmediate): an answer already here stops the
+        // writing, rather than a write into the closed connection failing before the answer is read.
+        await new Promise((go) => setImmediate(go));
         if (answered || req.destroyed) return;
         bytesSent += chunk.byteLength;
         if (!req.write(chunk)) {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { readNodeBody } from '../../adapters/node-io.js';
 import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome } from '../../src/index.js';
+import { gate, until } from '../support/processing.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
 import { createConformanceReceiver } from './conformance-receiver.js';
 
@@ -27,6 +28,8 @@ describe('node:http adapter', () => {
       },
     };
     const server = createServer(createNodeHandler(observed));
+    const arrived = gate();
+    server.on('request', () => arrived.open());
     const url = await listen(server);
     try {
       const client = httpRequest(`${url}/webhooks`, {
@@ -40,11 +43,9 @@ describe('node:http adapter', () => {
       });
       client.on('error', () => {});
       client.write('{"id":"evt_');
-      await new Promise((resolve) => setTimeout(resolve, 50));
+      await arrived.opened; // the server is reading this request's body when the client goes away
       client.destroy();
-      for (let waited = 0; outcomes.length === 0 && waited < 2000; waited += 20) {
-        await new Promise((resolve) => setTimeout(resolve, 20));
-      }
+      await until(() => outcomes.length > 0);
       expect(outcomes.map((outcome) => outcome.reason)).toEqual(['request_aborted']);
     } finally {
       await closeServer(server);

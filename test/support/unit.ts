@@ -87,8 +87,6 @@ export function expectAccepted(outcome: Outcome, status: 200 | 202, duplicate = 
 
 export { gate } from './processing.js';
 
-export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** A case of the shared signature vectors (test/fixtures/signatures.json, made by an independent signer). */
 export interface VectorCase {
   name: string;

@@ -16,10 +16,12 @@ describe('concurrency and backpressure', () => {
     let running = 0;
     let most = 0;
     const handled: string[] = [];
+    const full = gate();
     receiver.on('message.delivered', async (event) => {
       running++;
       most = Math.max(most, running);
-      await new Promise((resolve) => setTimeout(resolve, 10));
+      if (running === 3) full.open();
+      await full.opened; // the first three are held until all three run; a fourth would raise most
       running--;
       handled.push(event.id as string);
     });
@@ -73,10 +75,11 @@ describe('concurrency and backpressure', () => {
 
   it('counts events being claimed against the queue, so a burst cannot overshoot maxQueue', async () => {
     const store = new MemoryDedupeStore();
-    // A slow claim: every request of the burst is between the queue check and the queue at once.
+    // Claims are held until the whole burst was sent: every request is between the queue check and the queue.
+    const burstSent = gate();
     const slowStore = {
       claim: async (key: string, leaseMs: number) => {
-        await new Promise((resolve) => setTimeout(resolve, 20));
+        await burstSent.opened;
         return store.claim(key, leaseMs);
       },
       complete: store.complete.bind(store),
@@ -94,6 +97,7 @@ describe('concurrency and backpressure', () => {
     const answers = Array.from({ length: 6 }, () =>
       receiver.receive(signed(createEvent('message.delivered'))),
     );
+    burstSent.open();
     await until(() => receiver.metrics().queue.running === 1 && receiver.metrics().queue.waiting === 2);
     held.open();
     const statuses = (await Promise.all(answers)).map((outcome) => outcome.status).sort();

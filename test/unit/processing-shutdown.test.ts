@@ -49,10 +49,12 @@ describe('close({ timeoutMs })', () => {
       errors.push(error.message);
     });
     const held = gate();
+    const ended = gate();
     const ran: string[] = [];
     receiver.on('message.delivered', async (event) => {
       ran.push(event.id as string);
       await held.opened;
+      ended.open();
     });
     const running = createEvent('message.delivered');
     const queued = createEvent('message.delivered');
@@ -74,7 +76,8 @@ describe('close({ timeoutMs })', () => {
 
     // The cut-off handler ending late settles nothing, and the queued one never starts here.
     held.open();
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await ended.opened;
+    await new Promise((resolve) => setImmediate(resolve)); // what would follow the handler's end has run
     expect(ran).toEqual([running.id]);
     expect(errors).toEqual([]); // it did not even try to complete a claim it no longer holds
     expectProcessed(await next.receive(signed(running)), 200, true);

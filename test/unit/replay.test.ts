@@ -8,7 +8,6 @@ import {
   gate,
   nowSeconds,
   SECRET,
-  sleep,
 } from '../support/unit.js';
 
 /** A clock the store reads; tests move it instead of faking timers. */
@@ -21,15 +20,18 @@ describe('replay safety through receive()', () => {
   it('100 concurrent deliveries of one event: the handler runs once, the rest are duplicate or 409', async () => {
     const receiver = createReceiver({ secrets: SECRET, store: new MemoryDedupeStore() });
     let calls = 0;
+    const allSent = gate();
     receiver.on('message.delivered', async () => {
       calls++;
-      await sleep(20);
+      await allSent.opened; // the handler still runs while every copy arrives
     });
     const event = deliveredEvent();
     const base = nowSeconds();
-    const outcomes = await Promise.all(
-      Array.from({ length: 100 }, (_, i) => receiver.receive(delivery(event, { timestamp: base - (i % 5) }))),
+    const pending = Array.from({ length: 100 }, (_, i) =>
+      receiver.receive(delivery(event, { timestamp: base - (i % 5) })),
     );
+    allSent.open();
+    const outcomes = await Promise.all(pending);
     expect(calls).toBe(1);
     const processed = outcomes.filter((o) => o.status === 200 && !o.duplicate);
     expect(processed).toHaveLength(1);

@@ -1,3 +1,5 @@
+import { WebhookConfigError } from '../errors.js';
+
 /** What a store operation rejects with once its deadline passed: the receiver answers 503 store_unavailable. */
 export class StoreTimeoutError extends Error {
   override name = 'StoreTimeoutError';
@@ -50,8 +52,8 @@ export async function withDeadline<T>(work: Promise<T>, ms: number, store: strin
 export function operationTimeout(store: string, value: number | undefined): number {
   if (value === undefined) return 3000;
   if (!Number.isInteger(value) || value < 1) {
-    throw new TypeError(
-      `${store} operationTimeoutMs must be a whole number of milliseconds (at least 1), got ${String(value)}.`,
+    throw new WebhookConfigError(
+      `new ${store}({ operationTimeoutMs }): operationTimeoutMs must be a whole number of milliseconds (at least 1), got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,
     );
   }
   return value;

@@ -1,3 +1,4 @@
+import { WebhookConfigError } from '../errors.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
@@ -15,8 +16,8 @@ export interface FailOpenOptions {
  */
 export function failOpen(store: DedupeStore, options: FailOpenOptions = {}): DedupeStore {
   if ((store as DedupeStore<unknown>).transact) {
-    throw new TypeError(
-      'failOpen cannot wrap a transactional store: its writes need a claim to commit with.',
+    throw new WebhookConfigError(
+      'failOpen(store) cannot wrap a transactional store (transactional: true): its writes need a claim to commit with. Use the store without failOpen, or without transactional.',
     );
   }
   // Claims let through are not in the store: settling them has nothing to change.

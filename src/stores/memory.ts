@@ -1,3 +1,4 @@
+import { WebhookConfigError } from '../errors.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface MemoryDedupeStoreOptions {
@@ -49,7 +50,9 @@ export class MemoryDedupeStore implements DedupeStore {
   constructor(options: MemoryDedupeStoreOptions = {}) {
     this.maxEntries = options.maxEntries ?? 100_000;
     if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) {
-      throw new TypeError('MemoryDedupeStore maxEntries must be a whole number of at least 1.');
+      throw new WebhookConfigError(
+        `new MemoryDedupeStore({ maxEntries }): maxEntries must be a whole number of at least 1, got ${String(this.maxEntries)}.`,
+      );
     }
     this.#now = options.now ?? Date.now;
     this.#epoch = this.#now();

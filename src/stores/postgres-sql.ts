@@ -1,3 +1,5 @@
+import { WebhookConfigError } from '../errors.js';
+
 /*
  * The inbox table's SQL, generated for a table name. sql/webhook_inbox.sql is this output for the default
  * name (a test keeps the two equal), for teams that apply migrations with their own tool.
@@ -22,8 +24,8 @@ export function inboxTable(table: string, schema?: string): InboxTable {
 
 function check(what: string, name: unknown): void {
   if (typeof name !== 'string' || !IDENTIFIER.test(name)) {
-    throw new TypeError(
-      `PostgresDedupeStore ${what} must be letters, digits and underscores (not starting with a digit, at most 48), got ${JSON.stringify(name)}.`,
+    throw new WebhookConfigError(
+      `new PostgresDedupeStore({ ${what} }): ${what} must be letters, digits and underscores (not starting with a digit, at most 48), got ${JSON.stringify(name)}.`,
     );
   }
 }

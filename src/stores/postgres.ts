@@ -1,4 +1,5 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
+import { WebhookConfigError } from '../errors.js';
 import {
   type Deadline,
   operationTimeout,
@@ -6,6 +7,7 @@ import {
   startDeadline,
   storeTimeout,
 } from './deadline.js';
+import { kindOf } from './kind-of.js';
 import { newOwnerToken } from './owner-token.js';
 import {
   claimSql,
@@ -82,10 +84,7 @@ export class PostgresDedupeStore<T extends boolean = false> implements DedupeSto
   ) => Promise<R>;
 
   constructor(options: PostgresDedupeStoreOptions<T>) {
-    if (typeof options?.pool?.query !== 'function' || typeof options.pool.connect !== 'function') {
-      throw new TypeError('PostgresDedupeStore needs { pool }: a Pool from the `pg` package.');
-    }
-    this.#pool = options.pool;
+    this.#pool = checkPool(options?.pool);
     this.operationTimeoutMs = operationTimeout('PostgresDedupeStore', options.operationTimeoutMs);
     this.#limit = `SET LOCAL statement_timeout = ${this.operationTimeoutMs}; SET LOCAL lock_timeout = ${this.operationTimeoutMs};`;
     this.#table = inboxTable(options.table ?? 'webhook_inbox', options.schema);
@@ -284,6 +283,22 @@ ${this.createTableSql}`);
     }
     return error;
   }
+}
+
+/** A pg Client has query and connect too, but connect() resolves no client to check out. */
+function checkPool(pool: unknown): Pool {
+  const candidate = pool as Partial<Pool> | undefined;
+  if (typeof candidate?.query !== 'function' || typeof candidate.connect !== 'function') {
+    throw new WebhookConfigError(
+      `new PostgresDedupeStore({ pool }) needs pool: a Pool from the \`pg\` package (new pg.Pool({ connectionString })), got ${kindOf(pool)}.`,
+    );
+  }
+  if (typeof candidate.totalCount !== 'number') {
+    throw new WebhookConfigError(
+      'new PostgresDedupeStore({ pool }) got a single connection (a pg Client), not a Pool: pass new pg.Pool({ connectionString }); the store checks out a connection per operation.',
+    );
+  }
+  return candidate as Pool;
 }
 
 function literal(client: PoolClient, value: unknown): string {

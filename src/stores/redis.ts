@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
+import { WebhookConfigError } from '../errors.js';
 import { operationTimeout, withDeadline } from './deadline.js';
+import { kindOf } from './kind-of.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
@@ -100,7 +102,11 @@ export class RedisDedupeStore implements DedupeStore {
   constructor(options: RedisDedupeStoreOptions) {
     const client = options?.client;
     this.prefix = options?.prefix ?? 'mw:';
-    if (typeof this.prefix !== 'string') throw new TypeError('RedisDedupeStore prefix must be a string.');
+    if (typeof this.prefix !== 'string') {
+      throw new WebhookConfigError(
+        `new RedisDedupeStore({ prefix }): prefix must be a string, got ${kindOf(this.prefix)}.`,
+      );
+    }
     this.operationTimeoutMs = operationTimeout('RedisDedupeStore', options?.operationTimeoutMs);
     this.#send = sender(client, this.operationTimeoutMs);
   }
@@ -155,17 +161,23 @@ function sender(
           'Call `await client.connect()` at startup; until it reconnects, events are answered 503 and retried.',
       ),
     );
-  if (client && 'isReady' in client && typeof client.sendCommand === 'function') {
+  if (typeof client !== 'object' || client === null) return refuse(client);
+  if ('isReady' in client && typeof client.sendCommand === 'function') {
     // node-redis queues commands while offline, which would hold every request until the server is back.
     // node-redis's timeout drops a command still waiting to be written; one already sent is bounded by the
     // operation's deadline alone, as every command of an ioredis client is.
     return (args) => (client.isReady ? client.sendCommand(args, { timeout }) : notReady());
   }
-  if (client && 'status' in client && typeof client.call === 'function') {
+  if ('status' in client && typeof client.call === 'function') {
     return ([command, ...rest]) =>
       client.status === 'ready' ? client.call(command as string, ...rest) : notReady();
   }
-  throw new TypeError(
-    'RedisDedupeStore needs { client }: a node-redis client from createClient() (redis@5 or 6), or an ioredis client.',
+  return refuse(client);
+}
+
+function refuse(client: unknown): never {
+  throw new WebhookConfigError(
+    'new RedisDedupeStore({ client }) needs client: a node-redis client from createClient() (redis@5 or 6), ' +
+      `or an ioredis client; got ${kindOf(client)}.`,
   );
 }

@@ -9,6 +9,8 @@ export class StoreTimeoutError extends Error {
 export interface Deadline {
   /** `work`, or a StoreTimeoutError once the deadline passed (the work itself is not stopped). */
   within<T>(work: Promise<T>): Promise<T>;
+  /** Milliseconds until the deadline (0 once it passed). */
+  remainingMs(): number;
   /** The operation ended: stops the timer. */
   end(): void;
 }
@@ -23,6 +25,7 @@ export function storeTimeout(store: string, ms: number, cause?: unknown): StoreT
 }
 
 export function startDeadline(ms: number, store: string): Deadline {
+  const end = performance.now() + ms;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const expired = new Promise<never>((_resolve, reject) => {
     timer = setTimeout(() => reject(storeTimeout(store, ms)), ms);
@@ -31,18 +34,24 @@ export function startDeadline(ms: number, store: string): Deadline {
   expired.catch(() => {});
   return {
     within: (work) => Promise.race([work, expired]),
+    remainingMs: () => Math.max(0, end - performance.now()),
     end: () => clearTimeout(timer),
   };
 }
 
 /**
- * `work` within `ms`, else a StoreTimeoutError naming `store`. A claim that lands after its deadline only
- * leaves a lease nobody completes: it expires and the service's retry processes the event.
+ * One operation within `ms`, else a StoreTimeoutError naming `store`. The operation gets its deadline, to
+ * bound each step by what is left of it; past it the operation's steps are not stopped, so a store makes
+ * sure that nothing it sent lands afterwards as a claim nobody owns.
  */
-export async function withDeadline<T>(work: Promise<T>, ms: number, store: string): Promise<T> {
+export async function withDeadline<T>(
+  ms: number,
+  store: string,
+  operation: (deadline: Deadline) => Promise<T>,
+): Promise<T> {
   const deadline = startDeadline(ms, store);
   try {
-    return await deadline.within(work);
+    return await deadline.within(operation(deadline));
   } finally {
     deadline.end();
   }

@@ -4,8 +4,8 @@ import {
   type Deadline,
   operationTimeout,
   StoreTimeoutError,
-  startDeadline,
   storeTimeout,
+  withDeadline,
 } from './deadline.js';
 import { kindOf } from './kind-of.js';
 import { newOwnerToken } from './owner-token.js';
@@ -39,9 +39,11 @@ export interface PostgresDedupeStoreOptions<T extends boolean = false> {
   transactional?: T;
   /**
    * Longest wait for one operation, connecting included (milliseconds, default 3000). Each statement runs
-   * with `statement_timeout` and `lock_timeout` set to it (in the same message: no extra round trip), so a
-   * locked table (a migration, VACUUM FULL) fails it on the server; a server that stops answering fails it
-   * on this side. Either way the event is answered 503 store_unavailable and retried.
+   * with `statement_timeout` and `lock_timeout` set to what is left of it, less a fifth (at most 500 ms) for
+   * the answer to come back (in the same message: no extra round trip), so a locked table (a migration,
+   * VACUUM FULL) fails it on the server before this side stops waiting: a claim never commits after its
+   * request was answered. A server that stops answering fails it on this side. Either way the event is
+   * answered 503 store_unavailable and retried.
    */
   operationTimeoutMs?: number;
 }
@@ -73,8 +75,8 @@ export class PostgresDedupeStore<T extends boolean = false> implements DedupeSto
   readonly #pool: Pool;
   readonly #table: InboxTable;
   readonly #sql: { claim: string; complete: string; release: string; renew: string; purge: string };
-  /** The server-side deadlines each operation's message starts with (the value is a validated integer). */
-  readonly #limit: string;
+  /** What each statement leaves of its deadline for the server's answer to come back. */
+  readonly #answerMarginMs: number;
   /** Present only in transactional mode: the receiver runs handlers through it when it exists. */
   readonly transact?: <R>(
     key: string,
@@ -86,7 +88,7 @@ export class PostgresDedupeStore<T extends boolean = false> implements DedupeSto
   constructor(options: PostgresDedupeStoreOptions<T>) {
     this.#pool = checkPool(options?.pool);
     this.operationTimeoutMs = operationTimeout('PostgresDedupeStore', options.operationTimeoutMs);
-    this.#limit = `SET LOCAL statement_timeout = ${this.operationTimeoutMs}; SET LOCAL lock_timeout = ${this.operationTimeoutMs};`;
+    this.#answerMarginMs = Math.min(500, Math.ceil(this.operationTimeoutMs / 5));
     this.#table = inboxTable(options.table ?? 'webhook_inbox', options.schema);
     this.#sql = {
       claim: claimSql(this.#table),
@@ -165,7 +167,7 @@ ${this.createTableSql}`);
       await this.#bounded((deadline) => this.#on(checkout, deadline, client.query('BEGIN')));
       const result = await work(client);
       const completed = await this.#bounded((deadline) =>
-        this.#on(checkout, deadline, this.#completeAndCommit(client, key, token, retentionMs)),
+        this.#on(checkout, deadline, this.#completeAndCommit(client, deadline, key, token, retentionMs)),
       );
       if (!completed) {
         throw new Error(
@@ -192,8 +194,15 @@ ${this.createTableSql}`);
   }
 
   /** Commits only when the completion matched: false leaves the transaction for the caller's ROLLBACK. */
-  async #completeAndCommit(client: PoolClient, key: string, token: string, retentionMs: number) {
-    const completed = await this.#run(client, this.#sql.complete, [key, token, retentionMs]);
+  async #completeAndCommit(
+    client: PoolClient,
+    deadline: Deadline,
+    key: string,
+    token: string,
+    retentionMs: number,
+  ) {
+    const limits = this.#serverLimits(deadline);
+    const completed = await this.#run(client, limits, this.#sql.complete, [key, token, retentionMs]);
     if (completed.rowCount !== 1) return false;
     await client.query('COMMIT');
     return true;
@@ -204,7 +213,8 @@ ${this.createTableSql}`);
     return this.#bounded(async (deadline) => {
       const checkout = await this.#connect(deadline);
       try {
-        return await this.#on(checkout, deadline, this.#run<Row>(checkout.client, text, values));
+        const limits = this.#serverLimits(deadline);
+        return await this.#on(checkout, deadline, this.#run<Row>(checkout.client, limits, text, values));
       } finally {
         checkout.release();
       }
@@ -212,34 +222,39 @@ ${this.createTableSql}`);
   }
 
   /**
-   * The statement after the two SET LOCALs, as one simple-protocol message: one round trip, in an implicit
+   * The server's deadlines for the next statement: what is left of the operation's, less the time its answer
+   * needs to come back. The server gives up first, so nothing this side stopped waiting for commits later (a
+   * claim landing then would hold its event in flight for a whole lease, answered 409 to every retry).
+   */
+  #serverLimits(deadline: Deadline): string {
+    const ms = Math.floor(deadline.remainingMs()) - this.#answerMarginMs;
+    if (ms < 1) throw storeTimeout(STORE, this.operationTimeoutMs);
+    return `SET LOCAL statement_timeout = ${ms}; SET LOCAL lock_timeout = ${ms};`;
+  }
+
+  /**
+   * The statement after the two SET LOCALs (`limits`), as one simple-protocol message: one round trip, in an implicit
    * transaction (or the open one), so the settings hold for this statement only. A simple query takes no
    * parameters, so the values are written in as literals, strings escaped by the driver.
    */
   async #run<Row extends object>(
     client: PoolClient,
+    limits: string,
     text: string,
     values: unknown[],
   ): Promise<QueryResult<Row>> {
     const inlined = text.replace(/\$(\d+)/g, (_match, n: string) => literal(client, values[Number(n) - 1]));
     try {
       // Several statements in one message answer one result each; the statement's is the last.
-      const results = (await client.query<Row>(
-        `${this.#limit}\n${inlined}`,
-      )) as unknown as QueryResult<Row>[];
+      const results = (await client.query<Row>(`${limits}\n${inlined}`)) as unknown as QueryResult<Row>[];
       return results[results.length - 1] as QueryResult<Row>;
     } catch (error) {
       throw this.#explain(error);
     }
   }
 
-  async #bounded<R>(operation: (deadline: Deadline) => Promise<R>): Promise<R> {
-    const deadline = startDeadline(this.operationTimeoutMs, STORE);
-    try {
-      return await deadline.within(operation(deadline));
-    } finally {
-      deadline.end();
-    }
+  #bounded<R>(operation: (deadline: Deadline) => Promise<R>): Promise<R> {
+    return withDeadline(this.operationTimeoutMs, STORE, operation);
   }
 
   /** A pooled client within the deadline; one that connects after it is handed straight back. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { WebhookConfigError } from '../errors.js';
-import { operationTimeout, withDeadline } from './deadline.js';
+import { type Deadline, operationTimeout, StoreTimeoutError, withDeadline } from './deadline.js';
 import { kindOf } from './kind-of.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
@@ -113,7 +113,13 @@ export class RedisDedupeStore implements DedupeStore {
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
     const token = newOwnerToken();
-    const reply = await this.#eval(scripts.claim, key, String(Math.ceil(leaseMs)), token);
+    let reply: number;
+    try {
+      reply = await this.#eval(scripts.claim, key, String(Math.ceil(leaseMs)), token);
+    } catch (error) {
+      if (error instanceof StoreTimeoutError) this.#releaseLate(key, token);
+      throw error;
+    }
     if (reply === 0) return { status: 'claimed', token };
     if (reply < 0) return { status: 'duplicate' };
     return { status: 'in_flight', retryAfterMs: reply };
@@ -131,19 +137,33 @@ export class RedisDedupeStore implements DedupeStore {
     return (await this.#eval(scripts.renew, key, token, String(Math.ceil(leaseMs)))) === 1;
   }
 
-  /** One operation, both round trips of a NOSCRIPT retry included, within operationTimeoutMs. */
-  #eval(script: Script, key: string, ...args: string[]): Promise<number> {
-    return withDeadline(this.#evalScript(script, key, args), this.operationTimeoutMs, 'The Redis store');
+  /**
+   * A claim this side stopped waiting for may still run on the server (paused, or busy with a slow script),
+   * and its lease would answer every retry 409 for a whole lease. Its release, sent on the same connection
+   * after it, runs after it on the server and drops that lease by its token; it changes nothing when the
+   * claim never ran. It has its own deadline, and nobody waits for it.
+   */
+  #releaseLate(key: string, token: string): void {
+    this.release(key, token).catch(() => {});
   }
 
-  async #evalScript(script: Script, key: string, args: string[]): Promise<number> {
+  /** One operation, both round trips of a NOSCRIPT retry included, within operationTimeoutMs. */
+  #eval(script: Script, key: string, ...args: string[]): Promise<number> {
+    return withDeadline(this.operationTimeoutMs, 'The Redis store', (deadline) =>
+      this.#evalScript(script, key, args, deadline),
+    );
+  }
+
+  async #evalScript(script: Script, key: string, args: string[], deadline: Deadline): Promise<number> {
     const tail = ['1', this.prefix + key, ...args];
     let reply: unknown;
     try {
       reply = await this.#send(['EVALSHA', script.sha, ...tail]);
     } catch (error) {
-      // A new or restarted server has no script cache yet.
-      if (!String((error as Error)?.message).startsWith('NOSCRIPT')) throw error;
+      // A new or restarted server has no script cache yet. Past the deadline the operation was answered (a
+      // claim's release already sent): sent now, it would run after that release.
+      if (!String((error as Error)?.message).startsWith('NOSCRIPT') || deadline.remainingMs() === 0)
+        throw error;
       reply = await this.#send(['EVAL', script.source, ...tail]);
     }
     return Number(reply);

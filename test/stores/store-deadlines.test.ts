@@ -2,11 +2,15 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createReceiver } from '../../src/index.js';
 import { PostgresDedupeStore } from '../../src/stores/postgres.js';
 import { RedisDedupeStore } from '../../src/stores/redis.js';
+import type { DedupeStore } from '../../src/stores/types.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
 import { silentServer } from '../support/harness/silent-server.js';
+import { until } from '../support/until.js';
 
 /*
  * Every store operation has a deadline (operationTimeoutMs): a locked table, a paused Redis or a server that
@@ -27,6 +31,21 @@ async function rejectsInTime(operation: Promise<unknown>): Promise<Error> {
   expect(performance.now() - started).toBeLessThan(LATE_MS);
   expect(error.message).toMatch(new RegExp(`within ${DEADLINE_MS} ms \\(operationTimeoutMs\\)`));
   return error;
+}
+
+/** A receiver on `store` (default leaseMs: 60 s) that records what its handler processed. */
+function receiverOn(store: DedupeStore) {
+  const secret = 'whsec_store_deadlines';
+  const processed: string[] = [];
+  const receiver = createReceiver({ secrets: secret, store });
+  receiver.on('message.delivered', (event) => {
+    processed.push(event.id as string);
+  });
+  const deliver = (event: unknown) => {
+    const { body, headers } = createSignedRequest(event, { secret });
+    return receiver.receive({ method: 'POST', headers, rawBody: body });
+  };
+  return { processed, deliver };
 }
 
 describe('PostgreSQL store deadlines', () => {
@@ -61,11 +80,49 @@ describe('PostgreSQL store deadlines', () => {
       await locker.query('ROLLBACK');
       locker.release();
     }
-    // Rolled back on the server (lock_timeout), or, when this side's deadline passed first, landed once the
-    // lock was gone: then it is only a lease of its own 500 ms, which a retry finds in flight until it expires.
-    const after = await store.claim('live:evt_locked', 60_000);
-    if (after.status === 'in_flight') expect(after.retryAfterMs).toBeLessThanOrEqual(500);
-    else expect(after.status).toBe('claimed');
+    // Rolled back on the server (lock_timeout) before this side's deadline: nothing of it lands afterwards.
+    expect((await store.claim('live:evt_locked', 60_000)).status).toBe('claimed');
+  });
+
+  it('a claim answered 503 behind a lock leaves no lease once the lock clears: the retry runs', async () => {
+    // The pool's one connection is busy for half the deadline, so the claim reaches the server with half its
+    // time left: the server's own deadlines must be what is left, not the whole operationTimeoutMs.
+    const busy = new pg.Pool({ connectionString: DATABASE_URL, max: 1 });
+    busy.on('error', () => {});
+    const locker = new pg.Client({ connectionString: DATABASE_URL });
+    await locker.connect();
+    const { processed, deliver } = receiverOn(
+      new PostgresDedupeStore({ pool: busy, table, operationTimeoutMs: DEADLINE_MS }),
+    );
+    const event = createEvent('message.delivered');
+    try {
+      await locker.query('BEGIN');
+      await locker.query(`LOCK TABLE "${table}" IN ACCESS EXCLUSIVE MODE`);
+      const held = await busy.connect();
+      const answered = deliver(event);
+      await new Promise((resolve) => setTimeout(resolve, DEADLINE_MS / 2));
+      held.release();
+      const first = await answered;
+      expect([first.status, first.reason]).toEqual([503, 'store_unavailable']);
+    } finally {
+      await locker.query('ROLLBACK');
+    }
+    try {
+      // Whatever the server still ran of that claim has ended (committed or rolled back) before the retry.
+      await until(async () => {
+        const { rows } = await locker.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND state <> 'idle' AND query LIKE $1",
+          [`%${table}%`],
+        );
+        return rows[0]?.n === 0;
+      }, 5000);
+      const retry = await deliver(event);
+      expect([retry.status, retry.reason]).toEqual([200, undefined]);
+      expect(processed).toEqual([event.id]);
+    } finally {
+      await locker.end();
+      await busy.end();
+    }
   });
 
   it('a transactional completion on a locked row rejects at the deadline and commits nothing', async () => {
@@ -130,6 +187,37 @@ describe('Redis store deadlines', () => {
     expect(new RedisDedupeStore({ client }).operationTimeoutMs).toBe(3000);
   });
 
+  it('a claim answered 503 while the server held it, executed later, leaves no lease: the retry runs', async () => {
+    const client = createClient({ url: server.url });
+    client.on('error', () => {});
+    await client.connect();
+    const controller = createClient({ url: server.url });
+    controller.on('error', () => {});
+    await controller.connect();
+    const store = new RedisDedupeStore({ client, operationTimeoutMs: DEADLINE_MS });
+    const { processed, deliver } = receiverOn(store);
+    const event = createEvent('message.delivered');
+    try {
+      // The scripts are cached first: a NOSCRIPT answer after the pause is not this test's subject.
+      const warm = await store.claim('live:evt_warm', 1000);
+      await store.release('live:evt_warm', (warm as { token: string }).token);
+      // Writes (scripts included) wait until CLIENT UNPAUSE; the claim is on the wire when its deadline passes.
+      await controller.sendCommand(['CLIENT', 'PAUSE', '30000', 'WRITE']);
+      const first = await deliver(event);
+      expect([first.status, first.reason]).toEqual([503, 'store_unavailable']);
+      await controller.sendCommand(['CLIENT', 'UNPAUSE']);
+      // Answered once everything sent before it on this connection ran: the late claim, and what followed it.
+      await client.sendCommand(['PING']);
+      const retry = await deliver(event);
+      expect([retry.status, retry.reason]).toEqual([200, undefined]);
+      expect(processed).toEqual([event.id]);
+    } finally {
+      await controller.sendCommand(['CLIENT', 'UNPAUSE']);
+      controller.destroy();
+      client.destroy();
+    }
+  });
+
   it('a paused server: every operation rejects at the deadline, then works again', async () => {
     const store = new RedisDedupeStore({ client: paused, operationTimeoutMs: DEADLINE_MS });
     // An ioredis-shaped client has no per-command timeout: only the store's own deadline bounds it.
@@ -152,8 +240,8 @@ describe('Redis store deadlines', () => {
       await rejectsInTime(store.renew('live:evt_paused', token, 60_000));
       await rejectsInTime(viaCall.complete('live:evt_paused', token, 60_000));
       // Once the pause is over the store answers again. The commands sent before their deadlines passed
-      // land then: a late claim only leaves a lease that expires (a retry processes the event), a late
-      // completion marks it processed (a retry gets a duplicate). Nothing is lost, nothing runs twice.
+      // land then: a late claim is dropped by the release sent after it, a late completion marks the event
+      // processed (a retry gets a duplicate). Nothing is lost, nothing runs twice.
       const patient = new RedisDedupeStore({ client: paused });
       expect((await patient.claim('live:evt_after_pause', 60_000)).status).toBe('claimed');
     } finally {

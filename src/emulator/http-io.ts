@@ -37,6 +37,9 @@ export function sendError(res: ServerResponse, error: ApiError, requestId: strin
   if (typeof error.extra.retry_after_seconds === 'number') {
     headers['retry-after'] = String(error.extra.retry_after_seconds);
   }
+  // A body refused before it was read to its end is not read any further: kept alive, the connection would
+  // hold the client's next request behind the rest of an upload nobody reads (as the receiver does).
+  if (!res.req.complete) headers.connection = 'close';
   sendJson(
     res,
     error.status,
@@ -55,13 +58,12 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
       `Send the body as JSON with Content-Type: application/json (got ${type || 'none'}).`,
     );
   }
+  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) {
-      throw new ApiError(413, 'payload_too_large', `The body is over ${MAX_BODY_BYTES} bytes.`);
-    }
+    if (size > MAX_BODY_BYTES) throw tooLarge();
     chunks.push(chunk as Buffer);
   }
   try {
@@ -70,3 +72,6 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
     throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.');
   }
 }
+
+const tooLarge = () =>
+  new ApiError(413, 'payload_too_large', `The body is over ${MAX_BODY_BYTES} bytes: send a smaller one.`);

@@ -5,6 +5,8 @@ export interface RawAnswer {
   statuses: number[];
   /** Reason codes from the JSON error bodies, in order ('' for an answer without one). */
   reasons: string[];
+  /** The header block of each complete answer (status line included), in order. */
+  heads: string[];
   /** The server closed the connection. Only waited for with `untilClose`. */
   closed: boolean;
 }
@@ -74,9 +76,10 @@ export function rawExchange(port: number, parts: (string | Uint8Array)[], option
 }
 
 /** Complete answers only: headers, then a body of content-length bytes, or a chunked body to its last chunk. */
-function parseAnswers(bytes: Buffer, headersOnly = false): { statuses: number[]; reasons: string[] } {
+function parseAnswers(bytes: Buffer, headersOnly = false): Omit<RawAnswer, 'closed'> {
   const statuses: number[] = [];
   const reasons: string[] = [];
+  const heads: string[] = [];
   let at = 0;
   for (;;) {
     const headEnd = bytes.indexOf('\r\n\r\n', at);
@@ -105,6 +108,7 @@ function parseAnswers(bytes: Buffer, headersOnly = false): { statuses: number[];
     }
     statuses.push(Number(status[1]));
     reasons.push(/"code":"([a-z_]+)"/.exec(body)?.[1] ?? '');
+    heads.push(head);
   }
-  return { statuses, reasons };
+  return { statuses, reasons, heads };
 }

@@ -33,6 +33,8 @@ Modes (each has its own keys, endpoint, signing secret and quota):
 Server and data:
   --port P             port (default 4010; 0 picks a free one)
   --host H             address (default 127.0.0.1)
+  --allowed-host NAME  a host name the emulator answers to besides localhost and IP addresses (repeat for
+                       more), e.g. its name in a Docker network; other names get 403 (DNS rebinding guard)
   --data FILE          JSON with senders, templates and groups of contacts (default: a small demo set)
 Lifecycle:
   --submit-ms MS       queued → submitted after MS (default 200)
@@ -68,6 +70,7 @@ export const emulate: Command = {
     const text = { type: 'string' } as const;
     const { values, positionals } = parse('emulate', argv, {
       help: { type: 'boolean', short: 'h' },
+      'allowed-host': { type: 'string', multiple: true },
       ...Object.fromEntries(
         [
           'endpoint',
@@ -111,6 +114,7 @@ export const emulate: Command = {
       ...readData(get('data')),
       port: integer('emulate', 'port', get('port'), 4010, 0, 65535),
       host: get('host') ?? '127.0.0.1',
+      allowedHosts: (values as { 'allowed-host'?: string[] })['allowed-host'] ?? [],
       test: {
         endpoint: endpoint('endpoint'),
         secret: requireSecret('emulate', get('secret')),

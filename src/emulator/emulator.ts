@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { type ApiContext, goLiveCheck, handleApi } from './api.js';
 import { CONSOLE_HTML } from './console-page.js';
 import { type ConsoleContext, consoleAction, consoleState, streamConsole } from './console-routes.js';
+import { guardRequest } from './host-guard.js';
 import { ApiError, newRequestId, sendError, sendJson } from './http-io.js';
 import { MessageLifecycle, type NewMessage } from './lifecycle.js';
 import { type EmulatorMode, type EmulatorOptions, type ResolvedMode, resolveOptions } from './options.js';
@@ -88,6 +89,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = newRequestId();
     try {
+      guardRequest(req, resolved.allowedHosts);
       const url = new URL(req.url ?? '/', 'http://emulator.local');
       if (url.pathname.startsWith('/v1/')) return await handleApi(api, req, res, url, requestId);
       if (req.method === 'GET' && url.pathname === '/') {

@@ -2,6 +2,7 @@ import { WebhookConfigError } from '../errors.js';
 import { resolveKeys } from '../secrets.js';
 import type { SignatureProfile } from '../signature.js';
 import { createId } from '../testing.js';
+import { allowedHostNames } from './host-guard.js';
 import { randomSeed } from './random.js';
 import { describeIssue, seedData } from './schemas.js';
 
@@ -38,6 +39,12 @@ export interface EmulatorOptions extends EmulatorSeedData {
   port?: number;
   /** Default 127.0.0.1: a development tool, never exposed. */
   host?: string;
+  /**
+   * Host names (no scheme, no port) the emulator answers to besides localhost, IP addresses and `host`, e.g.
+   * the service name it has in a Docker network. Requests to any other name are answered 403: a web page that
+   * points a name of its own at this machine (DNS rebinding) cannot read the console or act on it.
+   */
+  allowedHosts?: string[];
   test?: ModeOptions;
   live?: ModeOptions;
   /** When each message moves on: queued → submitted → delivered or failed. */
@@ -87,6 +94,7 @@ export interface ResolvedMode {
 export interface ResolvedOptions {
   port: number;
   host: string;
+  allowedHosts: ReadonlySet<string>;
   modes: Record<EmulatorMode, ResolvedMode>;
   senders: Set<string>;
   groups: Map<string, { id: string; name: string; contacts: Required<ContactSeed>[] }>;
@@ -197,6 +205,7 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
   return validate({
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
+    allowedHosts: allowedHostNames(options.host ?? '127.0.0.1', options.allowedHosts),
     modes: { test: resolveMode('test', options.test), live: resolveMode('live', options.live) },
     senders: new Set(options.senders ?? DEMO_DATA.senders),
     groups: new Map(groups.map((group) => [group.id, group])),

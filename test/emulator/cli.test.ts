@@ -1,6 +1,7 @@
 import { beforeAll, expect, it } from 'vitest';
 import { ensureBuilt } from '../support/build.js';
 import { runCli, SECRET, startCli } from '../support/child-processes.js';
+import { rawExchange } from '../support/raw-http.js';
 
 /** The `emulate` command as shipped: the built CLI in a child process. */
 beforeAll(ensureBuilt);
@@ -31,6 +32,23 @@ it('serves the API and the console, prints keys but never the secret, stops on S
     );
     expect(emulator.output()).toContain('seed 5');
     expect(emulator.output()).not.toContain(SECRET);
+  } finally {
+    expect(await emulator.stop()).toBe(0);
+  }
+});
+
+it('answers the hosts named with --allowed-host, and 403 to other names', async () => {
+  const emulator = startCli(['emulate', '--port', '0', '--allowed-host', 'emulator.test'], {
+    WEBHOOK_SECRET: SECRET,
+  });
+  try {
+    const [, port] = await emulator.waitFor(/emulator on http:\/\/127\.0\.0\.1:(\d+)/);
+    const get = (host: string) =>
+      rawExchange(Number(port), [
+        `GET /console/state HTTP/1.1\r\nhost: ${host}\r\nconnection: close\r\n\r\n`,
+      ]);
+    expect((await get('emulator.test')).statuses).toEqual([200]);
+    expect(await get('attacker.example')).toMatchObject({ statuses: [403], reasons: ['host_not_allowed'] });
   } finally {
     expect(await emulator.stop()).toBe(0);
   }

@@ -36,12 +36,18 @@ ol.attempts li { overflow-wrap: anywhere; }
 code { font-size: .9em; overflow-wrap: anywhere; }
 `;
 
+/** A message bubble, inline: without an icon the browser asks for /favicon.ico and logs its 404 as an error. */
+const ICON = `data:image/svg+xml,${encodeURIComponent(
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><path fill="#2752c9" d="M4 4h24a2 2 0 0 1 2 2v15a2 2 0 0 1-2 2H13l-7 6v-6H4a2 2 0 0 1-2-2V6a2 2 0 0 1 2-2z"/></svg>',
+)}`;
+
 export const CONSOLE_HTML = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Messaging Service emulator</title>
+<link rel="icon" href="${ICON}">
 <style>${STYLE}</style>
 </head>
 <body>

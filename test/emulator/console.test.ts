@@ -51,8 +51,19 @@ afterAll(async () => {
 
 const message = (page: Page) => page.locator('article.message').first();
 
+/** A page whose console errors (a failed load such as a missing /favicon.ico, a script error) are collected. */
+async function watchedPage(options: Parameters<Browser['newPage']>[0]) {
+  const page = await browser.newPage(options);
+  const errors: string[] = [];
+  page.on('console', (entry) => {
+    if (entry.type() === 'error') errors.push(`${entry.text()} (${entry.location().url})`);
+  });
+  page.on('pageerror', (error) => errors.push(error.message));
+  return { page, errors };
+}
+
 it('sends, turns delivered, resends and shows the duplicate answered; screenshot for the README', async () => {
-  const page = await browser.newPage({ viewport: { width: 960, height: 760 } });
+  const { page, errors } = await watchedPage({ viewport: { width: 960, height: 760 } });
   await page.goto(emulator.url);
   await page.locator('body[data-live="true"]').waitFor();
 
@@ -94,10 +105,11 @@ it('sends, turns delivered, resends and shows the duplicate answered; screenshot
   mkdirSync(dirname(SCREENSHOT), { recursive: true });
   await page.screenshot({ path: SCREENSHOT, fullPage: true });
   await page.close();
+  expect(errors).toEqual([]);
 }, 60_000);
 
 it('fits 360 px and follows dark mode', async () => {
-  const page = await browser.newPage({ viewport: { width: 360, height: 720 }, colorScheme: 'dark' });
+  const { page, errors } = await watchedPage({ viewport: { width: 360, height: 720 }, colorScheme: 'dark' });
   await page.goto(emulator.url);
   await page.locator('article.message').first().waitFor();
   expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(360);
@@ -112,4 +124,5 @@ it('fits 360 px and follows dark mode', async () => {
   );
   expect(unnamed).toBe(0);
   await page.close();
+  expect(errors).toEqual([]);
 }, 30_000);

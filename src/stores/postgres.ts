@@ -1,5 +1,4 @@
 import type { Pool, PoolClient, QueryResult } from 'pg';
-import { WebhookConfigError } from '../errors.js';
 import {
   type Deadline,
   operationTimeout,
@@ -7,8 +6,8 @@ import {
   storeTimeout,
   withDeadline,
 } from './deadline.js';
-import { kindOf } from './kind-of.js';
 import { newOwnerToken } from './owner-token.js';
+import { Checkout, checkPool } from './postgres-pool.js';
 import {
   claimSql,
   completeSql,
@@ -54,17 +53,6 @@ export type PostgresTx<T extends boolean> = T extends true ? PoolClient : undefi
 const STORE = 'The PostgreSQL store';
 /** statement_timeout (query_canceled) and lock_timeout (lock_not_available) firing on the server. */
 const SERVER_TIMEOUTS = new Set(['57014', '55P03']);
-
-/** A pooled client handed back once: released normally, or destroyed when its state is unknown. */
-class Checkout {
-  #released = false;
-  constructor(readonly client: PoolClient) {}
-  release(broken?: Error): void {
-    if (this.#released) return;
-    this.#released = true;
-    this.client.release(broken);
-  }
-}
 
 /**
  * Dedupe store shared by several instances through a PostgreSQL inbox table. claim, complete and release
@@ -298,22 +286,6 @@ ${this.createTableSql}`);
     }
     return error;
   }
-}
-
-/** A pg Client has query and connect too, but connect() resolves no client to check out. */
-function checkPool(pool: unknown): Pool {
-  const candidate = pool as Partial<Pool> | undefined;
-  if (typeof candidate?.query !== 'function' || typeof candidate.connect !== 'function') {
-    throw new WebhookConfigError(
-      `new PostgresDedupeStore({ pool }) needs pool: a Pool from the \`pg\` package (new pg.Pool({ connectionString })), got ${kindOf(pool)}.`,
-    );
-  }
-  if (typeof candidate.totalCount !== 'number') {
-    throw new WebhookConfigError(
-      'new PostgresDedupeStore({ pool }) got a single connection (a pg Client), not a Pool: pass new pg.Pool({ connectionString }); the store checks out a connection per operation.',
-    );
-  }
-  return candidate as Pool;
 }
 
 function literal(client: PoolClient, value: unknown): string {

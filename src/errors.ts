@@ -87,7 +87,7 @@ export const reasonMessage: Readonly<Record<ReasonCode, string>> = {
     'The receiver got a parsed object instead of the raw request body, so the signature cannot be checked. Mount the webhook route before any JSON body parser (see the README, "Body already parsed").',
   store_unavailable: 'The dedupe store cannot be reached. Nothing was processed; retry later.',
   queue_unavailable:
-    'The job engine (BullMQ on Redis or pg-boss on PostgreSQL) did not take the event in time. Nothing was acknowledged; retry later.',
+    'The job engine (BullMQ on Redis or pg-boss on PostgreSQL) did not take the event: it cannot be reached, answered too late, or is set up so that it could lose it (onError is told which). Nothing was acknowledged; retry later.',
   overloaded: 'Too many events are waiting to be processed. Nothing was processed; retry later.',
   shutting_down: 'The receiver is shutting down. Nothing was processed; retry later.',
   receiver_misconfigured:
@@ -97,9 +97,9 @@ export const reasonMessage: Readonly<Record<ReasonCode, string>> = {
 /**
  * What onError is told: the reason code of the answer, or one of the failures that change no answer (the
  * request was already answered or is answered anyway): a claim taken over before it settled, a throwing
- * waitUntil.
+ * waitUntil, a job engine whose durability could not be checked.
  */
-export type ErrorCode = ReasonCode | 'lease_lost' | 'wait_until_failed';
+export type ErrorCode = ReasonCode | 'lease_lost' | 'wait_until_failed' | 'persistence_unchecked';
 
 /** A mistake in how the library is configured or called: thrown at once, never sent to a client. */
 export class WebhookConfigError extends Error {

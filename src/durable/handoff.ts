@@ -26,7 +26,12 @@ export async function handOff(
   const { requestId, retryAfterSeconds } = context;
   let result: Awaited<ReturnType<DurableQueue['enqueue']>>;
   try {
-    result = await queue.enqueue(job, ENQUEUE_DEADLINE_MS);
+    result = await queue.enqueue(job, ENQUEUE_DEADLINE_MS, (warning) => {
+      void context.reportError(new WebhookHandlerError('persistence_unchecked', warning), {
+        ...context.errorContext,
+        reason: 'persistence_unchecked',
+      });
+    });
   } catch (cause) {
     // The engine's own words (unreachable, late, or refused as volatile) are what the operator needs.
     const message = `The job engine did not take the event: ${(cause as Error)?.message ?? String(cause)}`;

@@ -15,7 +15,9 @@ interface InfoClient {
  * Reads INFO, not CONFIG, so the check also runs where CONFIG is renamed away or not granted (managed Redis).
  * Resolves with a warning when Redis would not answer INFO either; rejects with the settings to change.
  */
-export async function checkRedisDurability(client: InfoClient): Promise<string | undefined> {
+export async function checkRedisDurability(client: InfoClient | undefined): Promise<string | undefined> {
+  // A queue on another backend than BullMQ's Redis one has no raw client to ask.
+  if (typeof client?.info !== 'function') return unchecked('its BullMQ backend exposes no Redis client');
   let info: string;
   try {
     info = await client.info();
@@ -23,14 +25,13 @@ export async function checkRedisDurability(client: InfoClient): Promise<string |
     const message = String((error as Error)?.message ?? error);
     // Refused by Redis (renamed away, or not in the ACL): the check cannot run here; an outage is rethrown.
     if (!/unknown command|NOPERM|no permissions/i.test(message)) throw error;
-    return `Could not check that Redis keeps acknowledged jobs (INFO was refused: ${message}). Make sure it runs with appendonly yes and maxmemory-policy noeviction, or jobs answered 202 can be lost.`;
+    return unchecked(`INFO was refused: ${message}`);
   }
   const field = (name: string) => info.match(new RegExp(`^${name}:(.*?)\\r?$`, 'm'))?.[1];
   const aof = field('aof_enabled');
   const policy = field('maxmemory_policy');
-  if (aof === undefined || policy === undefined) {
-    return 'Could not check that Redis keeps acknowledged jobs (its INFO has no aof_enabled or maxmemory_policy). Make sure it runs with appendonly yes and maxmemory-policy noeviction, or jobs answered 202 can be lost.';
-  }
+  if (aof === undefined || policy === undefined)
+    return unchecked('its INFO has no aof_enabled or maxmemory_policy');
   const problems: string[] = [];
   const fixes: string[] = [];
   if (aof !== '1') {
@@ -49,4 +50,8 @@ export async function checkRedisDurability(client: InfoClient): Promise<string |
       `Fix it with redis-cli ${fixes.join(', ')}, then CONFIG REWRITE (or the same settings in redis.conf); ` +
       'or pass allowVolatileRedis: true to bullmqQueue to accept losing jobs (tests, a throwaway Redis).',
   );
+}
+
+function unchecked(why: string): string {
+  return `Could not check that Redis keeps acknowledged jobs (${why}). Make sure it runs with appendonly yes and maxmemory-policy noeviction, or jobs answered 202 can be lost.`;
 }

@@ -2,6 +2,7 @@ import { createNodeRedisClient, Queue } from 'bullmq';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bullmqQueue } from '../../src/bullmq.js';
+import { checkRedisDurability } from '../../src/durable/redis-durability.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { testRun } from '../support/harness/cluster.js';
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
@@ -159,5 +160,23 @@ describe('bullmqQueue where Redis refuses INFO', () => {
     expect(told).toHaveLength(1);
     expect(told[0]).toMatch(/^persistence_unchecked\/persistence_unchecked: Could not check/);
     expect(told[0]).toMatch(/appendonly yes and maxmemory-policy noeviction/);
+  });
+});
+
+describe('checkRedisDurability where nothing can be read', () => {
+  // Servers that cannot run here: a backend without a raw client, a Redis-alike whose INFO lacks the fields.
+  it('warns instead of refusing', async () => {
+    expect(await checkRedisDurability(undefined)).toMatch(/exposes no Redis client/);
+    const bare = { info: async () => '# Server\r\nredis_version:7.2.0\r\n' };
+    expect(await checkRedisDurability(bare)).toMatch(/has no aof_enabled or maxmemory_policy/);
+  });
+
+  it('rethrows an outage, so the delivery is answered 503 and the next one checks again', async () => {
+    const down = {
+      info: async () => {
+        throw new Error('Socket closed unexpectedly');
+      },
+    };
+    await expect(checkRedisDurability(down)).rejects.toThrow('Socket closed unexpectedly');
   });
 });

@@ -22,6 +22,7 @@ export type ReasonCode =
   | 'handler_timeout'
   | 'body_already_parsed'
   | 'store_unavailable'
+  | 'queue_unavailable'
   | 'overloaded'
   | 'shutting_down'
   | 'receiver_misconfigured';
@@ -46,6 +47,7 @@ export const reasonStatus: Readonly<Record<ReasonCode, number>> = {
   handler_timeout: 503,
   body_already_parsed: 500,
   store_unavailable: 503,
+  queue_unavailable: 503,
   overloaded: 503,
   shutting_down: 503,
   receiver_misconfigured: 500,
@@ -84,6 +86,8 @@ export const reasonMessage: Readonly<Record<ReasonCode, string>> = {
   body_already_parsed:
     'The receiver got a parsed object instead of the raw request body, so the signature cannot be checked. Mount the webhook route before any JSON body parser (see the README, "Body already parsed").',
   store_unavailable: 'The dedupe store cannot be reached. Nothing was processed; retry later.',
+  queue_unavailable:
+    'The job engine (BullMQ on Redis or pg-boss on PostgreSQL) did not take the event: it cannot be reached, answered too late, or is set up so that it could lose it (onError is told which). Nothing was acknowledged; retry later.',
   overloaded: 'Too many events are waiting to be processed. Nothing was processed; retry later.',
   shutting_down: 'The receiver is shutting down. Nothing was processed; retry later.',
   receiver_misconfigured:
@@ -93,9 +97,9 @@ export const reasonMessage: Readonly<Record<ReasonCode, string>> = {
 /**
  * What onError is told: the reason code of the answer, or one of the failures that change no answer (the
  * request was already answered or is answered anyway): a claim taken over before it settled, a throwing
- * waitUntil.
+ * waitUntil, a job engine whose durability could not be checked.
  */
-export type ErrorCode = ReasonCode | 'lease_lost' | 'wait_until_failed';
+export type ErrorCode = ReasonCode | 'lease_lost' | 'wait_until_failed' | 'persistence_unchecked';
 
 /** A mistake in how the library is configured or called: thrown at once, never sent to a client. */
 export class WebhookConfigError extends Error {

@@ -19,6 +19,9 @@ async function createQueue() {
   return bullmqQueue({
     connection: createNodeRedisClient(client),
     name: process.env.QUEUE ?? 'sms-webhooks',
+    // Redis without appendonly yes and maxmemory-policy noeviction is refused (it can lose events answered
+    // 202); ALLOW_VOLATILE_REDIS=1 accepts one for a try-out.
+    allowVolatileRedis: process.env.ALLOW_VOLATILE_REDIS === '1',
   });
 }
 

@@ -3,7 +3,8 @@ import { WebhookConfigError } from '../errors.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from './counts-poller.js';
 import { withDeadline } from './deadline.js';
 import { retrySchedule } from './job-run.js';
-import type { DurableJob, DurableQueue, DurableQueueOptions } from './types.js';
+import { checkRedisDurability } from './redis-durability.js';
+import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult } from './types.js';
 
 export interface BullmqQueueOptions extends DurableQueueOptions {
   /** Where Redis is: any BullMQ connection (node-redis through createNodeRedisClient, ioredis); or pass `queue`. */
@@ -12,12 +13,24 @@ export interface BullmqQueueOptions extends DurableQueueOptions {
   queue?: Queue;
   /** BullMQ's key prefix in Redis. Default BullMQ's (`bull`). */
   prefix?: string;
+  /**
+   * Accept a Redis that can lose acknowledged jobs (no append-only file, or a maxmemory-policy other than
+   * noeviction); without it the first use checks Redis and every delivery is answered 503 until it is fixed.
+   * For tests and throwaway Redis only. Default false.
+   */
+  allowVolatileRedis?: boolean;
 }
 
 /** A DurableQueue on BullMQ, with what createWorker needs to consume it. */
 export interface BullmqDurableQueue extends DurableQueue {
   readonly engine: 'bullmq';
   readonly queue: Queue;
+  /**
+   * Checks once that Redis keeps what it acknowledges (appendonly yes, maxmemory-policy noeviction) unless
+   * allowVolatileRedis; rejects with a WebhookConfigError naming the settings, or once `deadlineMs` (default
+   * 10 s) passed. The first enqueue runs it; call it at start to fail before the first delivery.
+   */
+  ready(deadlineMs?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -39,6 +52,10 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
     );
   }
   const { attempts, backoffMs } = retrySchedule(options);
+  const allowVolatile = options.allowVolatileRedis ?? false;
+  if (typeof allowVolatile !== 'boolean') {
+    throw new WebhookConfigError(`allowVolatileRedis must be true or false, got ${String(allowVolatile)}.`);
+  }
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   const owned = !options.queue;
   const queue =
@@ -66,7 +83,25 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
     };
   }, options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
-  async function enqueue(job: DurableJob): Promise<'enqueued' | 'in_progress' | 'duplicate'> {
+  let checked: Promise<void> | undefined;
+  // Could the check not run (INFO refused), the first enqueue that can tell someone is told.
+  let untold: string | undefined;
+  const ready = () => {
+    checked ??= (async () => {
+      if (!allowVolatile) untold = await checkRedisDurability(await queue.getBackend().client);
+    })();
+    checked.catch(() => {
+      checked = undefined; // refused or unreachable: the next use checks again (Redis may be fixed by then)
+    });
+    return checked;
+  };
+
+  async function enqueue(job: DurableJob, warn?: (warning: string) => void): Promise<EnqueueResult> {
+    await ready();
+    if (untold !== undefined && warn) {
+      warn(untold);
+      untold = undefined;
+    }
     const jobId = bullmqJobId(job.key);
     // Read first, so that an existing job is told apart from a new one (one HGETALL: BullMQ's getJobState is a
     // script several times slower). BullMQ sets finishedOn only when a job completed or failed its last
@@ -80,7 +115,8 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   return {
     engine: 'bullmq',
     queue,
-    enqueue: (job, deadlineMs) => withDeadline(enqueue(job), deadlineMs, 'Adding the BullMQ job'),
+    ready: (deadlineMs = 10_000) => withDeadline(ready(), deadlineMs, 'Checking Redis persistence'),
+    enqueue: (job, deadlineMs, warn) => withDeadline(enqueue(job, warn), deadlineMs, 'Adding the BullMQ job'),
     counts: poller.counts,
     async close() {
       poller.stop();

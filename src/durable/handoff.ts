@@ -3,7 +3,7 @@ import type { ErrorContext } from '../handlers.js';
 import { acceptedOutcome, type Outcome, rejectedOutcome } from '../outcome.js';
 import type { DurableJob, DurableQueue } from './types.js';
 
-/** How long the engine gets to hold a job before the request is answered 503 store_unavailable. */
+/** How long the engine gets to hold a job before the request is answered 503 queue_unavailable. */
 export const ENQUEUE_DEADLINE_MS = 3000;
 
 export interface HandOffContext {
@@ -26,13 +26,20 @@ export async function handOff(
   const { requestId, retryAfterSeconds } = context;
   let result: Awaited<ReturnType<DurableQueue['enqueue']>>;
   try {
-    result = await queue.enqueue(job, ENQUEUE_DEADLINE_MS);
+    result = await queue.enqueue(job, ENQUEUE_DEADLINE_MS, (warning) => {
+      void context.reportError(new WebhookHandlerError('persistence_unchecked', warning), {
+        ...context.errorContext,
+        reason: 'persistence_unchecked',
+      });
+    });
   } catch (cause) {
-    await context.reportError(
-      new WebhookHandlerError('store_unavailable', 'The job engine did not take the event.', { cause }),
-      { ...context.errorContext, reason: 'store_unavailable' },
-    );
-    return rejectedOutcome('store_unavailable', requestId, { retryAfterSeconds });
+    // The engine's own words (unreachable, late, or refused as volatile) are what the operator needs.
+    const message = `The job engine did not take the event: ${(cause as Error)?.message ?? String(cause)}`;
+    await context.reportError(new WebhookHandlerError('queue_unavailable', message, { cause }), {
+      ...context.errorContext,
+      reason: 'queue_unavailable',
+    });
+    return rejectedOutcome('queue_unavailable', requestId, { retryAfterSeconds });
   }
   if (result === 'enqueued') return acceptedOutcome(requestId, 202);
   if (result === 'duplicate') return acceptedOutcome(requestId, 200, true);

@@ -7,7 +7,10 @@ import { retrySchedule } from './job-run.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions } from './types.js';
 
 export interface PgBossQueueOptions extends DurableQueueOptions {
-  /** A PgBoss instance you created (started or not); or pass `connectionString`. */
+  /**
+   * A PgBoss instance you created, started or not (the queue starts it on first use; stopping it stays
+   * yours); or pass `connectionString`.
+   */
   boss?: PgBoss;
   /** Where PostgreSQL is; the queue then runs its own PgBoss (and stops it on close()). */
   connectionString?: string;
@@ -16,10 +19,17 @@ export interface PgBossQueueOptions extends DurableQueueOptions {
   /** The dead-letter queue's name. Default `<name>_dead_letter`. */
   deadLetter?: string;
   /**
-   * A running job's heartbeat interval (≥ 10 s): the job of a worker that died goes back to the queue
-   * after it (and runs again). Default 30 s.
+   * A running job's heartbeat interval, whole seconds ≥ 10: a job whose worker sent no heartbeat for this
+   * long is failed on the next supervise pass and retried (it counts as an attempt). Default 30.
    */
   heartbeatSeconds?: number;
+  /**
+   * How often the queue's own PgBoss runs its supervise pass (pg-boss's superviseIntervalSeconds and
+   * monitorIntervalSeconds), seconds ≥ 1: the pass that finds jobs whose heartbeat lapsed, so a dead
+   * worker's job runs again within heartbeatSeconds + this + the first retry's backoff. Each pass also
+   * counts the queue's jobs. Default 10. With a `boss` of your own, set both intervals on it instead.
+   */
+  superviseIntervalSeconds?: number;
 }
 
 /** A DurableQueue on pg-boss, with what createWorker needs to consume it. */
@@ -34,6 +44,9 @@ export interface PgBossDurableQueue extends DurableQueue {
 
 const DEFAULT_NAME = 'messaging_webhooks';
 const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
+const DEFAULT_HEARTBEAT_SECONDS = 30;
+// pg-boss's own 60 s left a dead worker's job waiting up to 90 s; a pass every 10 s costs one count query.
+const DEFAULT_SUPERVISE_SECONDS = 10;
 
 /**
  * Durable acknowledgement on pg-boss: each event becomes one job whose id is derived from its dedupe key
@@ -48,12 +61,20 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
     );
   }
   const { attempts, backoffMs } = retrySchedule(options);
+  const { heartbeatSeconds, superviseIntervalSeconds } = recoverySettings(options);
   const name = options.name ?? DEFAULT_NAME;
   const deadLetter = options.deadLetter ?? `${name}_dead_letter`;
   const schema = options.schema ?? 'pgboss';
   const owned = !options.boss;
   const boss =
-    options.boss ?? new PgBoss({ connectionString: options.connectionString as string, schema, max: 10 });
+    options.boss ??
+    new PgBoss({
+      connectionString: options.connectionString as string,
+      schema,
+      max: 10,
+      superviseIntervalSeconds,
+      monitorIntervalSeconds: superviseIntervalSeconds,
+    });
   if (owned) boss.on('error', () => {}); // pg-boss reconnects; a failed enqueue is answered 503 and reported.
   const retentionSeconds = Math.ceil((options.retentionMs ?? DEFAULT_RETENTION_MS) / 1000);
   let started: Promise<void> | undefined;
@@ -61,14 +82,16 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
 
   const ready = () => {
     started ??= (async () => {
-      if (owned) await boss.start();
+      // Also a boss you passed unstarted: start() is idempotent and shared by concurrent callers, and a boss
+      // never started would answer every delivery 503 for ever.
+      await boss.start();
       await boss.createQueue(deadLetter, { deleteAfterSeconds: 0, retentionSeconds });
       const policy = {
         retryLimit: attempts - 1,
         retryDelay: Math.max(1, Math.round(backoffMs / 1000)),
         retryBackoff: true,
         deleteAfterSeconds: retentionSeconds,
-        heartbeatSeconds: options.heartbeatSeconds ?? 30,
+        heartbeatSeconds,
         deadLetter,
       };
       // createQueue leaves an existing queue as it is: updateQueue brings its policy to these options.
@@ -124,6 +147,31 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
       if (owned) await boss.stop({ graceful: true });
     },
   };
+}
+
+/** What governs how soon a dead worker's job runs again, checked when the queue is created. */
+function recoverySettings(options: PgBossQueueOptions) {
+  const heartbeatSeconds = options.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS;
+  if (!Number.isInteger(heartbeatSeconds) || heartbeatSeconds < 10) {
+    throw new WebhookConfigError(
+      `heartbeatSeconds must be a whole number of seconds ≥ 10 (pg-boss's floor), got ${String(heartbeatSeconds)}.`,
+    );
+  }
+  if (options.boss && options.superviseIntervalSeconds !== undefined) {
+    throw new WebhookConfigError(
+      'superviseIntervalSeconds applies to the PgBoss the queue runs itself; with your own `boss`, set superviseIntervalSeconds and monitorIntervalSeconds on it (new PgBoss({ …, superviseIntervalSeconds: 10, monitorIntervalSeconds: 10 })).',
+    );
+  }
+  const superviseIntervalSeconds = options.superviseIntervalSeconds ?? DEFAULT_SUPERVISE_SECONDS;
+  if (
+    typeof superviseIntervalSeconds !== 'number' ||
+    !(superviseIntervalSeconds >= 1 && superviseIntervalSeconds <= 3600)
+  ) {
+    throw new WebhookConfigError(
+      `superviseIntervalSeconds must be a number of seconds from 1 to 3600, got ${String(superviseIntervalSeconds)}.`,
+    );
+  }
+  return { heartbeatSeconds, superviseIntervalSeconds };
 }
 
 /** pg-boss ids are UUIDs: the dedupe key's SHA-256, cut to 128 bits in the UUID layout. */

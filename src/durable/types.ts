@@ -36,9 +36,10 @@ export interface DurableQueue {
    * Hands the event to the engine under job.key; resolves once the engine holds the job durably: `enqueued`
    * (a new job), `in_progress` (its job is waiting or running), `duplicate` (its job completed, or failed
    * every attempt and sits in the dead-letter). Rejects when the engine fails or takes longer than
-   * `deadlineMs` milliseconds.
+   * `deadlineMs` milliseconds. `warn` hears, once, of what does not stop the enqueue but the operator must
+   * know (a durability check that could not run).
    */
-  enqueue(job: DurableJob, deadlineMs: number): Promise<EnqueueResult>;
+  enqueue(job: DurableJob, deadlineMs: number, warn?: (warning: string) => void): Promise<EnqueueResult>;
   /**
    * The counts last read from the engine, for receiver.metrics() (which is synchronous). The first call
    * starts reading them every few seconds, on a timer that never keeps the process alive; `undefined`

@@ -18,13 +18,20 @@ describeDurableQueue('BullMQ', {
       attempts,
       backoffMs: 50,
       countsIntervalMs: 100,
+      // The shared test Redis runs without persistence; the persistence check has its own test.
+      allowVolatileRedis: true,
     }),
   worker: (receiver, queue, concurrency) => createWorker({ receiver, queue, concurrency }),
   // Nothing listens on port 1: the client keeps reconnecting, so the enqueue deadline answers.
   unreachable: () => {
     const client = createClient({ url: 'redis://127.0.0.1:1' });
     client.on('error', () => {});
-    return bullmqQueue({ connection: createNodeRedisClient(client), prefix, name: 'down' });
+    return bullmqQueue({
+      connection: createNodeRedisClient(client),
+      prefix,
+      name: 'down',
+      allowVolatileRedis: true,
+    });
   },
   async cleanup() {
     const redis = createClient({ url: REDIS_URL });

@@ -18,6 +18,8 @@ const queue = bullmqQueue({
   prefix,
   name: 'cli',
   backoffMs: 50,
+  // The shared test Redis runs without persistence; the persistence check has its own test.
+  allowVolatileRedis: true,
 });
 const receiver = createReceiver({ secrets: SECRET, queue });
 const ran = new Set<string>();
@@ -76,7 +78,13 @@ it('simulate delivers every event to a durable receiver, and the worker runs eac
 });
 
 it('examples/workers: the receiver and a worker, one command each, pass the check and run the event', async () => {
-  const env = { PORT: '0', WEBHOOK_SECRET: SECRET, QUEUE: exampleQueue, REDIS_URL };
+  const env = {
+    PORT: '0',
+    WEBHOOK_SECRET: SECRET,
+    QUEUE: exampleQueue,
+    REDIS_URL,
+    ALLOW_VOLATILE_REDIS: '1',
+  };
   const worker = start([process.execPath, 'examples/workers/worker.mjs'], env);
   const receiver = start([process.execPath, 'examples/workers/receiver.mjs'], env);
   try {

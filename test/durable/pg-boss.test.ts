@@ -1,6 +1,10 @@
 import pg from 'pg';
+import { PgBoss } from 'pg-boss';
+import { describe, expect, it } from 'vitest';
+import { createReceiver } from '../../src/index.js';
 import { createWorker, pgBossQueue } from '../../src/pg-boss.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
+import { deliveredEvent, delivery, expectAccepted, expectError, SECRET } from '../support/unit.js';
 import { describeDurableQueue } from './queue-conformance.js';
 
 const { run } = testRun();
@@ -27,4 +31,29 @@ describeDurableQueue('pg-boss', {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await client.end();
   },
+});
+
+describe('pgBossQueue with a PgBoss of your own', () => {
+  it('starts a boss given unstarted, answers 202, and leaves it running on close()', async () => {
+    const boss = new PgBoss({ connectionString: DATABASE_URL, schema, max: 2 });
+    boss.on('error', () => {});
+    const queue = pgBossQueue({ boss, schema, name: 'unstarted' });
+    try {
+      const receiver = createReceiver({ secrets: SECRET, queue });
+      const told: string[] = [];
+      receiver.onError((error) => {
+        told.push(error.message);
+      });
+      const event = deliveredEvent();
+      const first = await receiver.receive(delivery(event));
+      expect(first.status, told.join('\n')).toBe(202);
+      expectAccepted(first, 202);
+      expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+      await queue.close();
+      // Not the queue's to stop: the boss still serves its owner.
+      expect(await boss.getQueue('unstarted')).toMatchObject({ name: 'unstarted' });
+    } finally {
+      await boss.stop({ graceful: false });
+    }
+  });
 });

@@ -127,7 +127,7 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       await until(() => receiver.metrics().durable?.waiting === 2);
     });
 
-    it('answers 503 store_unavailable when the engine cannot take the job, and tells onError', async () => {
+    it('answers 503 queue_unavailable when the engine cannot take the job, and tells onError', async () => {
       const queue = engine.unreachable();
       closers.push(() => queue.close?.() ?? Promise.resolve());
       const receiver = createReceiver({ secrets: SECRET, queue });
@@ -136,9 +136,9 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
         told.push(error.code);
       });
       const outcome = await receiver.receive(delivery(deliveredEvent()));
-      expectError(outcome, 503, 'store_unavailable');
+      expectError(outcome, 503, 'queue_unavailable');
       expect(outcome.headers['retry-after']).toBe('5');
-      expect(told).toEqual(['store_unavailable']);
+      expect(told).toEqual(['queue_unavailable']);
     }, 15_000);
   });
 }

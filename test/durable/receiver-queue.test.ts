@@ -60,7 +60,7 @@ describe('a receiver with a durable queue', () => {
     expect(jobs).toEqual([]);
   });
 
-  it('answers what the engine holds: in progress 409, duplicate 200, a failure 503 told to onError', async () => {
+  it('answers what the engine holds: in progress 409, duplicate 200, a failure 503 queue_unavailable told to onError', async () => {
     const answers = ['in_progress', 'duplicate'] as const;
     let next = 0;
     const { queue } = recordingQueue(async () => {
@@ -71,14 +71,21 @@ describe('a receiver with a durable queue', () => {
     const receiver = createReceiver({ secrets: SECRET, queue, retryAfterSeconds: 2 });
     const told: string[] = [];
     receiver.onError((error, ctx) => {
-      told.push(`${error.code} ${ctx.eventId}`);
+      told.push(`${error.code} ${ctx.eventId}: ${error.message}`);
     });
     const event = deliveredEvent();
     const inProgress = await receiver.receive(delivery(event));
     expectError(inProgress, 409, 'event_in_progress');
     expect(inProgress.headers['retry-after']).toBe('2');
     expectAccepted(await receiver.receive(delivery(event)), 200, true);
-    expectError(await receiver.receive(delivery(event)), 503, 'store_unavailable');
-    expect(told).toEqual([`store_unavailable ${event.id}`]);
+    const down = await receiver.receive(delivery(event));
+    expectError(down, 503, 'queue_unavailable');
+    expect(down.headers['retry-after']).toBe('2');
+    // The engine is what is down, not a dedupe store: the answer and onError say so, with the engine's error.
+    expect(JSON.parse(down.body).error.message).toMatch(/job engine/);
+    expect(JSON.parse(down.body).error.message).not.toMatch(/dedupe store/);
+    expect(told).toEqual([
+      `queue_unavailable ${event.id}: The job engine did not take the event: engine down`,
+    ]);
   });
 });

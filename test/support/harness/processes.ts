@@ -135,11 +135,14 @@ export interface RedisServer {
   remove(): Promise<void>;
 }
 
+/** An append-only file and no snapshots: a restart remembers everything, the way a production Redis should. */
+const DURABLE_REDIS = ['--save', '', '--appendonly', 'yes'];
+
 /**
- * A Redis server of the test's own, on its own port (the shared one is never touched). It keeps an
- * append-only file, so a restart remembers completions the way a production Redis should.
+ * A Redis server of the test's own, on its own port (the shared one is never touched), started with
+ * `config` (redis-server arguments; default: durable).
  */
-export async function ownRedisServer(): Promise<RedisServer> {
+export async function ownRedisServer(config: string[] = DURABLE_REDIS): Promise<RedisServer> {
   const port = await freePort();
   const dir = await mkdtemp(join(tmpdir(), 'mw-redis-'));
   let child: ChildProcess | undefined;
@@ -147,7 +150,7 @@ export async function ownRedisServer(): Promise<RedisServer> {
   const server: RedisServer = {
     url: `redis://127.0.0.1:${port}`,
     async start() {
-      const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'yes'];
+      const args = ['--port', String(port), '--bind', '127.0.0.1', ...config];
       const started = spawn('redis-server', [...args, '--dir', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
       child = started;
       exited = track(started);

@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { transform } from 'esbuild';
+import { build, transform } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { root } from '../support/build.js';
 import { start } from '../support/child-processes.js';
+import { ownRedisServer } from '../support/harness/processes.js';
 import { type Consumer, installPackedPackage } from '../support/packed-package.js';
 import { tsc } from '../support/tsc.js';
 import { type DocBlock, docBlocks, docFiles, fences } from './doc-blocks.js';
@@ -165,6 +166,43 @@ describe('the code blocks of the README and docs/', () => {
         await server.waitFor(new RegExp(event.data.message_id));
       } finally {
         await server.stop();
+      }
+    },
+    60_000,
+  );
+
+  const workers = compiled.filter((block) => block.run === 'worker');
+  it.each(workers.map((block) => [`${block.doc}:${block.line}`, block] as const))(
+    'the worker of the block at %s exits by itself on SIGTERM',
+    async (_where, block) => {
+      // Its own imports (./queue) bundled in, the packages left to the app's node_modules.
+      const file = join(consumer.dir, pathOf(block).replace(/\.ts$/, '.run.mjs'));
+      await build({
+        entryPoints: [join(consumer.dir, pathOf(block))],
+        bundle: true,
+        packages: 'external',
+        format: 'esm',
+        platform: 'node',
+        outfile: file,
+        logLevel: 'silent',
+      });
+      const redis = await ownRedisServer();
+      const worker = start(
+        [process.execPath, file],
+        { WEBHOOK_SECRET: SECRET, REDIS_URL: redis.url },
+        consumer.dir,
+      );
+      try {
+        await worker.waitFor(/worker running/i, 30_000);
+        worker.child.kill('SIGTERM');
+        const [code] = (await Promise.race([
+          once(worker.child, 'exit'),
+          new Promise((resolve) => setTimeout(resolve, 15_000, ['still running 15 s after SIGTERM'])),
+        ])) as [number | string | null];
+        expect(code, worker.output()).toBe(0);
+      } finally {
+        await worker.stop();
+        await redis.remove();
       }
     },
     60_000,

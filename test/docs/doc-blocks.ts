@@ -9,7 +9,8 @@ import { root } from '../support/build.js';
  * `<!-- doc-test: file=lib/webhooks.ts run=server -->`
  * - file: the path the text gives the block (other blocks import it from there); it must appear in the text
  *   just above the block, so the reader knows it too;
- * - run: `server` (started, then sent a signed event that must be answered 200) or `vitest` (run as a test).
+ * - run: `server` (started, then sent a signed event that must be answered 200), `worker` (started with a Redis
+ *   of its own, then sent SIGTERM: it must exit by itself) or `vitest` (run as a test).
  * A block that cannot run as shown says so on its first line, which the reader sees:
  * `// Fragment: … (complete: examples/bun/server.mjs)`, naming the tested file that has it whole.
  */
@@ -21,7 +22,7 @@ export interface DocBlock {
   language: 'ts' | 'js';
   code: string;
   file?: string;
-  run?: 'server' | 'vitest';
+  run?: 'server' | 'worker' | 'vitest';
   /** The example file a fragment names as its complete version. */
   fragmentOf?: string;
   /** The prose lines just above the block (its introduction). */
@@ -101,9 +102,12 @@ function parseDirective(doc: string, line: string, index: number): Pick<DocBlock
   for (const pair of (match[1] as string).trim().split(/\s+/)) {
     const [key, value = ''] = pair.split('=');
     if (key === 'file') directive.file = value;
-    else if (key === 'run' && (value === 'server' || value === 'vitest')) directive.run = value;
+    else if (key === 'run' && (value === 'server' || value === 'worker' || value === 'vitest'))
+      directive.run = value;
     else
-      throw new Error(`${doc}:${index}: unknown doc-test directive ${pair} (file=PATH, run=server|vitest)`);
+      throw new Error(
+        `${doc}:${index}: unknown doc-test directive ${pair} (file=PATH, run=server|worker|vitest)`,
+      );
   }
   return directive;
 }

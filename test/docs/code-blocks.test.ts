@@ -96,7 +96,7 @@ describe('the README is the front door', () => {
 });
 
 describe('the code blocks of the README and docs/', () => {
-  it('has TypeScript blocks in every guide', () => {
+  it('has code blocks in every guide', () => {
     expect(blocks.length).toBeGreaterThan(30);
     for (const doc of docs.filter((name) => name.startsWith('docs/'))) {
       expect(fences(doc).length, `${doc} has no code block`).toBeGreaterThan(0);

@@ -83,17 +83,34 @@ describe('the README is the front door', () => {
     expect(readme).toContain('npm test');
   });
 
-  it('links only to files that exist', () => {
+  it('links only to files and headings that exist', () => {
     const broken = docs.flatMap((doc) => {
       const text = readFileSync(join(root, doc), 'utf8');
-      return [...text.matchAll(/\]\(((?!https?:|#|mailto:)[^)#\s]+)(#[^)]*)?\)/g)]
-        .map((match) => match[1] as string)
-        .filter((target) => !existsSync(join(root, dirname(doc), target)))
-        .map((target) => `${doc}: ${target}`);
+      return [...text.matchAll(/\]\(((?!https?:|mailto:)[^)#\s]*)(?:#([^)\s]*))?\)/g)]
+        .filter(([, path = '', anchor]) => {
+          const target = path === '' ? join(root, doc) : join(root, dirname(doc), path);
+          if (!existsSync(target)) return true;
+          return anchor !== undefined && target.endsWith('.md') && !headingSlugs(target).has(anchor);
+        })
+        .map((match) => `${doc}: ${match[0]}`);
     });
     expect(broken).toEqual([]);
   });
 });
+
+/** The anchors GitHub gives a document's headings: lower case, punctuation dropped, spaces as hyphens. */
+function headingSlugs(file: string): Set<string> {
+  const headings = readFileSync(file, 'utf8').match(/^#{1,6} .*$/gm) ?? [];
+  return new Set(
+    headings.map((heading) =>
+      heading
+        .replace(/^#+ /, '')
+        .toLowerCase()
+        .replace(/[^\p{L}\p{N} _-]/gu, '')
+        .replace(/ /g, '-'),
+    ),
+  );
+}
 
 describe('the code blocks of the README and docs/', () => {
   it('has code blocks in every guide', () => {

@@ -34,16 +34,12 @@ export function createExampleReceiver(secret, options = {}) {
   return receiver;
 }
 
-/** Prints a one-line command that signs a test event with the secret from the environment and sends it. */
+/** Prints a one-line command that sends a signed test event with the package's CLI, using the secret from the environment. */
 export function printHowToSend(url, secret) {
   const env = secret === DEV_SECRET ? `WEBHOOK_SECRET=${DEV_SECRET} ` : '';
   console.log(`Receiving webhooks on ${url}`);
   console.log(
     `Send it a signed test event (from this repository, or a project that has messaging-webhooks installed${env ? '' : ', with WEBHOOK_SECRET exported in your shell'}):`,
   );
-  console.log(
-    `\n  ${env}node --input-type=module -e "import { createEvent, createSignedRequest } from 'messaging-webhooks/testing'; ` +
-      `const { body, headers } = createSignedRequest(createEvent('message.delivered'), { secret: process.env.WEBHOOK_SECRET }); ` +
-      `const res = await fetch('${url}', { method: 'POST', headers, body }); console.log(res.status, await res.text());"\n`,
-  );
+  console.log(`\n  ${env}npx messaging-webhooks send ${url}\n`);
 }

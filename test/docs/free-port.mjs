@@ -1,5 +1,5 @@
-// Loaded with --import before a README block runs: whatever port the block listens on, the server takes a free
-// one on 127.0.0.1 (the machine is shared; README examples say 3000) and prints it for the doc test.
+// Loaded with --import before a documentation block's server runs: whatever port the block listens on, the server
+// takes a free one on 127.0.0.1 (the machine is shared; the documents say 3000) and prints it for the doc test.
 import net from 'node:net';
 
 const listen = net.Server.prototype.listen;

@@ -44,7 +44,11 @@ export async function installPackedPackage(options: { only?: string[] } = {}): P
   }
   const packDir = join(dir, '.pack');
   mkdirSync(packDir);
-  execFileSync('npm', ['pack', '--silent', '--pack-destination', packDir], { cwd: root, stdio: 'pipe' });
+  // ensureBuilt just built dist/: the prepack script would build it again, racing other test files' packs.
+  execFileSync('npm', ['pack', '--silent', '--ignore-scripts', '--pack-destination', packDir], {
+    cwd: root,
+    stdio: 'pipe',
+  });
   const tarball = join(packDir, readdirSync(packDir)[0] as string);
   const installed = join(dir, 'node_modules/messaging-webhooks');
   mkdirSync(installed, { recursive: true });

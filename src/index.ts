@@ -23,6 +23,7 @@ export type {
 export {
   RawBodyError,
   type ReasonCode,
+  type RejectionReason,
   reasonMessage,
   reasonStatus,
   type SignatureFailureReason,
@@ -49,6 +50,8 @@ export type {
   ErrorHandler,
   EventHandler,
   HandlerContext,
+  RejectionHandler,
+  WebhookRejection,
 } from './handlers.js';
 export type { RejectionDiagnostics, SignatureHeaderShape } from './observability/diagnostics.js';
 export type { Logger, RequestLogFields } from './observability/logger.js';

@@ -1,3 +1,4 @@
+import type { PgBoss } from 'pg-boss';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -10,6 +11,7 @@ import {
   type UnknownEvent,
   verifySignature,
 } from '../../src/index.js';
+import type { PgBossInstance, PgBossQueueOptions } from '../../src/pg-boss.js';
 
 describe('handlers are typed from the event name', () => {
   it('message.delivered narrows event and data', () => {
@@ -100,5 +102,12 @@ describe('verifySignature result', () => {
   it('the payload must be bytes or a string', () => {
     // @ts-expect-error a parsed object is not a payload
     verifySignature({ payload: { id: 'evt_1' }, header: 't=1,v1=00', secrets: 'whsec_x' });
+  });
+});
+
+describe('messaging-webhooks/pg-boss types', () => {
+  it('a PgBoss instance is a PgBossInstance: the structural type the package declares instead of pg-boss’s', () => {
+    expectTypeOf<PgBoss>().toExtend<PgBossInstance>();
+    expectTypeOf<PgBossQueueOptions['boss']>().toEqualTypeOf<PgBossInstance | undefined>();
   });
 });

@@ -6,7 +6,11 @@ import type { Mode } from './secrets.js';
 /** What a handler knows about the delivery besides the event itself. */
 export interface HandlerContext<Tx = undefined> {
   requestId: string;
-  /** Mode of the secret that verified the signature. */
+  /**
+   * Mode of the secret that verified the signature, with `secrets: { live, test }`. A single secret or list
+   * names no mode: it counts as `live` here (and in the dedupe key), whatever the service signed with; pass
+   * `{ live, test }` when handlers must tell test traffic apart. Logs and onRejected leave the mode out then.
+   */
   mode: Mode;
   /** The signature's timestamp (unix seconds): when the service sent this attempt. */
   timestamp: number;

@@ -68,6 +68,9 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
   readonly #onError: ErrorHandler[] = [];
   readonly #onRejected: RejectionHandler[] = [];
 
+  /** `noted` sees every error before the onError handlers do (the request log line names it). */
+  constructor(private readonly noted?: ErrorHandler) {}
+
   on<K extends EventType<C>>(type: K, handler: EventHandler<CatalogueEvent<C, K>, Tx>): void {
     const list = this.#byType.get(type);
     if (list) list.push(handler as StoredHandler);
@@ -115,6 +118,7 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
 
   /** Tells every onError handler; a throwing onError handler never breaks the pipeline. */
   async reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void> {
+    this.noted?.(error, ctx);
     for (const handler of this.#onError) await tell(() => handler(error, ctx));
   }
 

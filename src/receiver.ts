@@ -81,7 +81,12 @@ export function createReceiver<
     profile: opts.profile,
     crypto: opts.crypto,
   });
-  const registry = new HandlerRegistry<C, Tx>();
+  // The first failure told to onError while its request is being answered: its log line carries the text.
+  const failures = new Map<string, string | undefined>();
+  const registry = new HandlerRegistry<C, Tx>((error, ctx) => {
+    if (failures.has(ctx.requestId))
+      failures.set(ctx.requestId, failures.get(ctx.requestId) ?? error.message);
+  });
   const report: Report = (code, message, cause, context) =>
     registry.reportError(
       new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause }),
@@ -146,6 +151,7 @@ export function createReceiver<
     async receive(request) {
       const started = performance.now();
       const delivery: Delivery = { request, requestId: request?.requestId ?? nextRequestId() };
+      failures.set(delivery.requestId, undefined);
       let outcome: Outcome;
       try {
         outcome = await pipeline(delivery);
@@ -157,7 +163,9 @@ export function createReceiver<
         });
         outcome = rejectedOutcome('handler_failed', delivery.requestId);
       }
-      const logged = observe(outcome, request, delivery, performance.now() - started);
+      const failure = failures.get(delivery.requestId);
+      failures.delete(delivery.requestId);
+      const logged = observe(outcome, request, delivery, performance.now() - started, failure);
       if (logged) await logged;
       return outcome;
     },

@@ -26,7 +26,9 @@ export interface RequestLogFields {
   durationMs: number;
   /** Rejections only: the message the sender was answered with, which says what to do. */
   hint?: string;
-  /** Rejections only: what the operator needs to tell a misconfiguration from an attack. */
+  /** The message of the first error told to onError while the request was answered (its cause's text included). */
+  error?: string;
+  /** 4xx only: what the operator needs to tell a misconfiguration from an attack. */
   diagnostics?: RejectionDiagnostics;
 }
 

@@ -24,6 +24,8 @@ type Observe = (
   request: ReceiveRequest,
   delivery: Delivery,
   durationMs: number,
+  /** The message of the first error told to onError while this request was answered. */
+  failure?: string,
 ) => Promise<void> | undefined;
 
 /**
@@ -34,7 +36,7 @@ type Observe = (
 export function createRequestObserver(options: ObserverOptions): Observe {
   const { logger, metrics, rejections } = options;
   const write = logger && requestLogWriter(logger);
-  return (outcome, request, delivery, durationMs) => {
+  return (outcome, request, delivery, durationMs, failure) => {
     metrics.record(outcome, durationMs / 1000);
     const rejected = outcome.status >= 400 && outcome.status < 500 && rejections.listensForRejections;
     if (!write && !rejected) return undefined;
@@ -48,11 +50,13 @@ export function createRequestObserver(options: ObserverOptions): Observe {
     if (outcome.event?.id !== undefined) fields.eventId = outcome.event.id;
     if (outcome.event !== undefined) fields.eventType = outcome.event.type;
     if (outcome.mode !== undefined && options.modes) fields.mode = outcome.mode;
-    if (outcome.status < 400) {
+    if (outcome.status >= 400) fields.hint = answeredMessage(outcome);
+    if (failure !== undefined) fields.error = failure;
+    // Diagnostics describe what the sender sent: a 4xx. A 5xx is ours, and its error says why.
+    if (outcome.status < 400 || outcome.status >= 500) {
       if (write) writeRequestLog(logger as Logger, write, fields);
       return undefined;
     }
-    fields.hint = answeredMessage(outcome);
     return describe(options, outcome, request, delivery).then(async (diagnostics) => {
       if (diagnostics) fields.diagnostics = diagnostics;
       if (write) writeRequestLog(logger as Logger, write, fields);

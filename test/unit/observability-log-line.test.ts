@@ -2,7 +2,14 @@ import { Console } from 'node:console';
 import { PassThrough, Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createReceiver, type Logger, type ReceiveRequest, signPayload } from '../../src/index.js';
+import {
+  createReceiver,
+  type DedupeStore,
+  type Logger,
+  MemoryDedupeStore,
+  type ReceiveRequest,
+  signPayload,
+} from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { captureLogText } from '../setup/log-capture.js';
 
@@ -147,5 +154,45 @@ describe('mode in the log', () => {
     expect(lines).toHaveLength(2);
     expect(lines.join('\n')).not.toMatch(/ mode=|live\[/);
     expect(lines[1]).toMatch(/ secretsTried=secrets\[0\],secrets\[1\]$/);
+  });
+});
+
+describe('a failure on this side in the log line', () => {
+  it('a 5xx line says what failed (the error onError got, cause included), not the signature diagnostics', async () => {
+    const lines: string[] = [];
+    const logger = { info: () => {}, warn: () => {}, error: (line: string) => lines.push(line) };
+    const receiver = createReceiver({ secrets: LIVE, logger: logger as unknown as Logger });
+    receiver.on('message.delivered', () => {
+      throw new Error('orders table locked');
+    });
+    const { signed } = deliveries(LIVE);
+    const outcome = await receiver.receive(signed);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      new RegExp(`^webhook rejected: handler_failed ${outcome.requestId} 500 [\\d.]+ms eventId=evt_\\w+ `),
+    );
+    expect(lines[0]).toMatch(
+      /hint="A handler for this event failed\. [^"]*" error="A handler for message\.delivered failed; [^"]* Cause: orders table locked"$/,
+    );
+    expect(lines[0]).not.toContain('secretsTried');
+  });
+
+  it('a 200 whose completion the store failed to record: the info line carries the store error', async () => {
+    const lines: string[] = [];
+    const logger = { info: (line: string) => lines.push(line), warn: () => {}, error: () => {} };
+    const memory = new MemoryDedupeStore();
+    const store: DedupeStore = {
+      claim: (key, leaseMs) => memory.claim(key, leaseMs),
+      complete: () => Promise.reject(new Error('connection reset by 10.0.0.7:6379')),
+      renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
+      release: (key, token) => memory.release(key, token),
+    };
+    const receiver = createReceiver({ secrets: LIVE, store, logger: logger as unknown as Logger });
+    receiver.on('message.delivered', () => {});
+    expect((await receiver.receive(deliveries(LIVE).signed)).status).toBe(200);
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(
+      /^webhook processed .* error="The dedupe store failed to record a completed event\. Cause: connection reset by 10\.0\.0\.7:6379"$/,
+    );
   });
 });

@@ -54,7 +54,12 @@ export type {
   WebhookRejection,
 } from './handlers.js';
 export type { RejectionDiagnostics, SignatureHeaderShape } from './observability/diagnostics.js';
-export type { Logger, RequestLogFields } from './observability/logger.js';
+export type {
+  LineLogger,
+  Logger,
+  RequestLogFields,
+  StructuredLogger,
+} from './observability/logger.js';
 export type { MetricsSeries, MetricsSnapshot } from './observability/metrics.js';
 export { DEFAULT_SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
 export { type Outcome, REQUEST_ID_HEADER } from './outcome.js';

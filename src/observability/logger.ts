@@ -6,10 +6,21 @@ import { formatLogLine } from './log-line.js';
  * structured: it gets `(fields, message)`, pino's argument order. Any other (console, consola, a
  * `new Console(stream)`) gets one readable text line, because a console prints an object over many lines.
  */
-export interface Logger {
+export type Logger = StructuredLogger | LineLogger;
+
+/** pino's shape: given `(fields, message)`; `child` is how the receiver tells it from a console. */
+export interface StructuredLogger {
   info(fields: object, message: string): unknown;
   warn(fields: object, message: string): unknown;
   error(fields: object, message: string): unknown;
+  child(...args: never[]): unknown;
+}
+
+/** console's shape: given one text line. */
+export interface LineLogger {
+  info(line: string): unknown;
+  warn(line: string): unknown;
+  error(line: string): unknown;
 }
 
 /** The one structured line written per request. Never a secret, a signature or a body. */
@@ -35,10 +46,11 @@ export interface RequestLogFields {
 type Level = 'info' | 'warn' | 'error';
 type LineWriter = (logger: Logger, level: Level, fields: RequestLogFields, message: string) => void;
 
-const structured: LineWriter = (logger, level, fields, message) => logger[level](fields, message);
-// Called as a method: a console-like logger may need its `this`.
+// Both are called as methods: pino and a console-like logger may need their `this`.
+const structured: LineWriter = (logger, level, fields, message) =>
+  (logger as StructuredLogger)[level](fields, message);
 const text: LineWriter = (logger, level, fields, message) =>
-  (logger as unknown as Record<Level, (line: string) => unknown>)[level](formatLogLine(message, fields));
+  (logger as LineLogger)[level](formatLogLine(message, fields));
 
 /** Chosen once per receiver: structured for a logger with `child`, a text line for any other. */
 export function requestLogWriter(logger: Logger): LineWriter {

@@ -5,7 +5,6 @@ import { describe, expect, it } from 'vitest';
 import {
   createReceiver,
   type DedupeStore,
-  type Logger,
   MemoryDedupeStore,
   type ReceiveRequest,
   signPayload,
@@ -85,7 +84,7 @@ describe('logger: console (and any logger without child)', () => {
   it('a value a sender controls is JSON-quoted: it cannot start a line or pass for another field', async () => {
     const lines: string[] = [];
     const logger = { info: (line: string) => lines.push(line), warn: () => {}, error: () => {} };
-    const receiver = createReceiver({ secrets: LIVE, logger: logger as unknown as Logger });
+    const receiver = createReceiver({ secrets: LIVE, logger });
     const event = { ...createEvent('message.delivered'), type: 'odd type\nwebhook processed x=1' };
     const body = JSON.stringify(event);
     const headers = createSignedRequest(body, { secret: LIVE }).headers;
@@ -147,7 +146,7 @@ describe('mode in the log', () => {
       warn: (line: string) => lines.push(line),
       error: () => {},
     };
-    const receiver = createReceiver({ secrets: [LIVE, TEST], logger: logger as unknown as Logger });
+    const receiver = createReceiver({ secrets: [LIVE, TEST], logger });
     const { signed, mismatch } = deliveries(TEST);
     await receiver.receive(signed);
     await receiver.receive(mismatch);
@@ -161,7 +160,7 @@ describe('a failure on this side in the log line', () => {
   it('a 5xx line says what failed (the error onError got, cause included), not the signature diagnostics', async () => {
     const lines: string[] = [];
     const logger = { info: () => {}, warn: () => {}, error: (line: string) => lines.push(line) };
-    const receiver = createReceiver({ secrets: LIVE, logger: logger as unknown as Logger });
+    const receiver = createReceiver({ secrets: LIVE, logger });
     receiver.on('message.delivered', () => {
       throw new Error('orders table locked');
     });
@@ -187,7 +186,7 @@ describe('a failure on this side in the log line', () => {
       renew: (key, token, leaseMs) => memory.renew(key, token, leaseMs),
       release: (key, token) => memory.release(key, token),
     };
-    const receiver = createReceiver({ secrets: LIVE, store, logger: logger as unknown as Logger });
+    const receiver = createReceiver({ secrets: LIVE, store, logger });
     receiver.on('message.delivered', () => {});
     expect((await receiver.receive(deliveries(LIVE).signed)).status).toBe(200);
     expect(lines).toHaveLength(1);

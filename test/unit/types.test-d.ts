@@ -1,4 +1,5 @@
 import type { PgBoss } from 'pg-boss';
+import pino from 'pino';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -7,6 +8,7 @@ import {
   defaultEvents,
   type HandlerContext,
   type KnownEvent,
+  type Logger,
   type Mode,
   type UnknownEvent,
   verifySignature,
@@ -109,5 +111,21 @@ describe('messaging-webhooks/pg-boss types', () => {
   it('a PgBoss instance is a PgBossInstance: the structural type the package declares instead of pg-boss’s', () => {
     expectTypeOf<PgBoss>().toExtend<PgBossInstance>();
     expectTypeOf<PgBossQueueOptions['boss']>().toEqualTypeOf<PgBossInstance | undefined>();
+  });
+});
+
+describe('the logger option', () => {
+  it('takes pino, a console, or any text logger; a (fields, message) logger needs child to be told apart', () => {
+    expectTypeOf(pino()).toExtend<Logger>();
+    expectTypeOf(console).toExtend<Logger>();
+    expectTypeOf({ info: (_line: string) => {}, warn: () => {}, error: () => {} }).toExtend<Logger>();
+    const fieldsOnly = {
+      info: (_fields: object, _message: string) => {},
+      warn: (_fields: object, _message: string) => {},
+      error: (_fields: object, _message: string) => {},
+    };
+    // @ts-expect-error without child it would be given text lines, not the fields it asks for
+    createReceiver({ secrets: 'whsec_x', logger: fieldsOnly });
+    createReceiver({ secrets: 'whsec_x', logger: { ...fieldsOnly, child: () => fieldsOnly } });
   });
 });

@@ -30,7 +30,7 @@ type Observe = (
 
 /**
  * Records every answered request in the metrics, writes its log line and tells onRejected of a 4xx. With no
- * logger and no onRejected nothing is built; diagnostics are computed for rejections only, so an accepted
+ * logger and no onRejected nothing is built; diagnostics are computed for 4xx answers only, so an accepted
  * delivery costs a few increments.
  */
 export function createRequestObserver(options: ObserverOptions): Observe {

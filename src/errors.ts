@@ -6,8 +6,11 @@ export type SignatureFailureReason =
   | 'future_timestamp'
   | 'signature_mismatch';
 
-/** Every reason code the receiver can answer with; each maps to exactly one HTTP status. */
-export type ReasonCode =
+/**
+ * The reasons answered with a 4xx status: the request was turned away and nothing was processed. The sender
+ * fixes it (a signature, a body, a header), or, for event_in_progress, retries later.
+ */
+export type RejectionReason =
   | SignatureFailureReason
   | 'method_not_allowed'
   | 'unsupported_media_type'
@@ -17,7 +20,11 @@ export type ReasonCode =
   | 'content_length_mismatch'
   | 'invalid_json'
   | 'invalid_event'
-  | 'event_in_progress'
+  | 'event_in_progress';
+
+/** Every reason code the receiver can answer with; each maps to exactly one HTTP status. */
+export type ReasonCode =
+  | RejectionReason
   | 'handler_failed'
   | 'handler_timeout'
   | 'body_already_parsed'
@@ -124,14 +131,38 @@ export class RawBodyError extends TypeError {
   }
 }
 
-/** A handler threw, or the pipeline failed around it; passed to onError handlers. */
+/**
+ * A handler threw, or the pipeline failed around it; passed to onError handlers. Its message ends with its
+ * cause's text (`… Cause: The Redis store did not answer within 1000 ms …`): a handler that prints only
+ * `error.message` still sees which store, which deadline or which handler error.
+ */
 export class WebhookHandlerError extends Error {
   override name = 'WebhookHandlerError';
   readonly code: ErrorCode;
   constructor(code: ErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    const cause = options && 'cause' in options ? causeText(options.cause) : undefined;
+    super(cause === undefined ? message : `${message} Cause: ${cause}`, options);
     this.code = code;
   }
+}
+
+const MAX_CAUSE_LENGTH = 500;
+
+/** The cause's own message(s) on one line, with any password of a connection URL masked. */
+function causeText(cause: unknown): string | undefined {
+  if (cause === undefined || cause === null) return undefined;
+  let text =
+    cause instanceof AggregateError
+      ? `${cause.message} ${cause.errors.map((error) => causeText(error)).join('; ')}`
+      : cause instanceof Error
+        ? `${cause.name === 'Error' ? '' : `${cause.name}: `}${cause.message}`
+        : String(cause);
+  text = text
+    .replace(/\s+/g, ' ')
+    .trim()
+    .replace(/(\/\/[^\s/:@]*):[^\s/@]*@/g, '$1:***@');
+  if (text.length > MAX_CAUSE_LENGTH) text = `${text.slice(0, MAX_CAUSE_LENGTH)}…`;
+  return text || undefined;
 }
 
 function describe(value: unknown): string {

@@ -1,11 +1,16 @@
-import type { ErrorCode, WebhookHandlerError } from './errors.js';
+import type { ErrorCode, RejectionReason, WebhookHandlerError } from './errors.js';
 import type { Catalogue, CatalogueEvent, EventType, KnownEvent, UnknownEvent } from './events.js';
+import type { RejectionDiagnostics } from './observability/diagnostics.js';
 import type { Mode } from './secrets.js';
 
 /** What a handler knows about the delivery besides the event itself. */
 export interface HandlerContext<Tx = undefined> {
   requestId: string;
-  /** Mode of the secret that verified the signature. */
+  /**
+   * Mode of the secret that verified the signature, with `secrets: { live, test }`. A single secret or list
+   * names no mode: it counts as `live` here (and in the dedupe key), whatever the service signed with; pass
+   * `{ live, test }` when handlers must tell test traffic apart. Logs and onRejected leave the mode out then.
+   */
   mode: Mode;
   /** The signature's timestamp (unix seconds): when the service sent this attempt. */
   timestamp: number;
@@ -28,6 +33,25 @@ export interface ErrorContext {
   mode?: Mode;
 }
 
+/** A request answered 4xx: turned away before its event was processed, so no error on this side. */
+export interface WebhookRejection {
+  requestId: string;
+  reason: RejectionReason;
+  /** 400, 401, 405, 408, 409, 413, 415 or 422. */
+  status: number;
+  /** The message the sender was answered with: what to fix. */
+  message: string;
+  /** Set once the event was parsed (invalid_event does not parse it into one). */
+  eventId?: string;
+  eventType?: string;
+  /** Set when the signature verified and the secrets option separates live and test. */
+  mode?: Mode;
+  /** Redacted facts to tell a wrong secret, a skewed clock or a re-serialized body apart. */
+  diagnostics?: RejectionDiagnostics;
+}
+
+export type RejectionHandler = (rejection: WebhookRejection) => unknown;
+
 export type EventHandler<E, Tx = undefined> = (event: E, ctx: HandlerContext<Tx>) => unknown;
 export type AnyEventHandler<C extends Catalogue, Tx = undefined> = EventHandler<
   KnownEvent<C> | UnknownEvent,
@@ -42,6 +66,10 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
   readonly #byType = new Map<string, StoredHandler[]>();
   readonly #any: StoredHandler[] = [];
   readonly #onError: ErrorHandler[] = [];
+  readonly #onRejected: RejectionHandler[] = [];
+
+  /** `noted` sees every error before the onError handlers do (the request log line names it). */
+  constructor(private readonly noted?: ErrorHandler) {}
 
   on<K extends EventType<C>>(type: K, handler: EventHandler<CatalogueEvent<C, K>, Tx>): void {
     const list = this.#byType.get(type);
@@ -63,6 +91,15 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
     this.#onError.push(handler);
   }
 
+  onRejected(handler: RejectionHandler): void {
+    this.#onRejected.push(handler);
+  }
+
+  /** Rejections are only described (diagnostics) when someone listens. */
+  get listensForRejections(): boolean {
+    return this.#onRejected.length > 0;
+  }
+
   /**
    * Runs every handler of the event; resolves when all of them settled. One failure rejects with its error,
    * several with an AggregateError holding every one of them. All handlers are awaited even when one fails, so
@@ -81,17 +118,25 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
 
   /** Tells every onError handler; a throwing onError handler never breaks the pipeline. */
   async reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void> {
-    for (const handler of this.#onError) {
-      try {
-        await handler(error, ctx);
-      } catch {
-        // An error handler that fails has nobody left to tell; the outcome is already decided.
-      }
-    }
+    this.noted?.(error, ctx);
+    for (const handler of this.#onError) await tell(() => handler(error, ctx));
+  }
+
+  /** Tells every onRejected handler; a throwing one never changes the answer. */
+  async reportRejection(rejection: WebhookRejection): Promise<void> {
+    for (const handler of this.#onRejected) await tell(() => handler(rejection));
   }
 }
 
 const DONE: Promise<void> = Promise.resolve();
+
+async function tell(handler: () => unknown): Promise<void> {
+  try {
+    await handler();
+  } catch {
+    // A hook that fails has nobody left to tell; the outcome is already decided.
+  }
+}
 
 /**
  * Calls one handler; a synchronous throw becomes a rejection. A handler that returns no promise costs no

@@ -23,6 +23,7 @@ export type {
 export {
   RawBodyError,
   type ReasonCode,
+  type RejectionReason,
   reasonMessage,
   reasonStatus,
   type SignatureFailureReason,
@@ -49,9 +50,16 @@ export type {
   ErrorHandler,
   EventHandler,
   HandlerContext,
+  RejectionHandler,
+  WebhookRejection,
 } from './handlers.js';
 export type { RejectionDiagnostics, SignatureHeaderShape } from './observability/diagnostics.js';
-export type { Logger, RequestLogFields } from './observability/logger.js';
+export type {
+  LineLogger,
+  Logger,
+  RequestLogFields,
+  StructuredLogger,
+} from './observability/logger.js';
 export type { MetricsSeries, MetricsSnapshot } from './observability/metrics.js';
 export { DEFAULT_SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
 export { type Outcome, REQUEST_ID_HEADER } from './outcome.js';

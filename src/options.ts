@@ -69,7 +69,10 @@ export interface ReceiverOptions<
   queue?: DurableQueue;
   /** Serverless: keeps work alive after an async acknowledgement (per-request waitUntil wins). */
   waitUntil?: (work: Promise<unknown>) => void;
-  /** pino, or any `{ info, warn, error }(fields, message)`: one line per request. Default: no logging. */
+  /**
+   * One line per request: pino (or any logger with `child`) gets `(fields, message)`; console, or any other
+   * `{ info, warn, error }`, one text line. Default: no logging.
+   */
   logger?: Logger;
   /** Clock in milliseconds, for tests. */
   now?: () => number;

@@ -12,6 +12,7 @@ import {
   type EventHandler,
   type HandlerContext,
   HandlerRegistry,
+  type RejectionHandler,
 } from './handlers.js';
 import { MetricsRecorder, type MetricsSnapshot } from './observability/metrics.js';
 import { createRequestObserver } from './observability/request-observer.js';
@@ -19,7 +20,7 @@ import { type ReceiverOptions, resolveOptions } from './options.js';
 import { type Outcome, rejectedOutcome } from './outcome.js';
 import { createPipeline } from './pipeline.js';
 import type { ReceiveRequest } from './request.js';
-import type { Mode } from './secrets.js';
+import { isModeMap, type Mode } from './secrets.js';
 import { createVerifier } from './signature.js';
 import type { Delivery } from './stages/delivery.js';
 import type { MemoryDedupeStore } from './stores/memory.js';
@@ -31,8 +32,18 @@ export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
   off<K extends EventType<C>>(type: K, handler: EventHandler<CatalogueEvent<C, K>, Tx>): this;
   /** Every verified event, including types the catalogue does not know (typed as UnknownEvent). */
   onAny(handler: AnyEventHandler<C, Tx>): this;
-  /** Failures the client is not told the details of: handler errors, store errors, parsed bodies. */
+  /**
+   * Failures on this side, each with its reason code and its cause's text in the message: handler errors
+   * (500 handler_failed), store errors (503 store_unavailable), a parsed body (500 body_already_parsed), and
+   * failures that change no answer (lease_lost, wait_until_failed, a store error after the answer). Not the
+   * 4xx answers (see onRejected), nor the 503s that are no failure (overloaded, shutting_down, handler_timeout).
+   */
   onError(handler: ErrorHandler): this;
+  /**
+   * Every 4xx answer (the sender's problem: signature, body, headers; or 409 event_in_progress), with the
+   * message the sender got and redacted diagnostics. Nothing was processed.
+   */
+  onRejected(handler: RejectionHandler): this;
   /** The whole pipeline: request checks, verify, parse, claim, dispatch, settle. Never rejects. */
   receive(request: ReceiveRequest): Promise<Outcome>;
   /**
@@ -70,7 +81,12 @@ export function createReceiver<
     profile: opts.profile,
     crypto: opts.crypto,
   });
-  const registry = new HandlerRegistry<C, Tx>();
+  // The first failure told to onError while its request is being answered: its log line carries the text.
+  const failures = new Map<string, string | undefined>();
+  const registry = new HandlerRegistry<C, Tx>((error, ctx) => {
+    if (failures.has(ctx.requestId))
+      failures.set(ctx.requestId, failures.get(ctx.requestId) ?? error.message);
+  });
   const report: Report = (code, message, cause, context) =>
     registry.reportError(
       new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause }),
@@ -98,11 +114,16 @@ export function createReceiver<
     admission,
   });
   const metrics = new MetricsRecorder();
+  // A single secret or list names no mode: its secrets are `secrets[0]`…, not `live[0]`, in diagnostics.
+  const modes = options.secrets !== undefined && isModeMap(options.secrets);
+  const secretLabels = modes ? verifier.secretLabels : verifier.secretLabels.map((_, i) => `secrets[${i}]`);
   const observe = createRequestObserver({
     logger: opts.logger,
     metrics,
     now: opts.now,
-    diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels: verifier.secretLabels },
+    modes,
+    rejections: registry,
+    diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels },
   });
   let closed: Promise<void> | undefined;
 
@@ -123,9 +144,14 @@ export function createReceiver<
       registry.onError(handler);
       return receiver;
     },
+    onRejected(handler) {
+      registry.onRejected(handler);
+      return receiver;
+    },
     async receive(request) {
       const started = performance.now();
       const delivery: Delivery = { request, requestId: request?.requestId ?? nextRequestId() };
+      failures.set(delivery.requestId, undefined);
       let outcome: Outcome;
       try {
         outcome = await pipeline(delivery);
@@ -137,7 +163,9 @@ export function createReceiver<
         });
         outcome = rejectedOutcome('handler_failed', delivery.requestId);
       }
-      const logged = observe(outcome, request, delivery, performance.now() - started);
+      const failure = failures.get(delivery.requestId);
+      failures.delete(delivery.requestId);
+      const logged = observe(outcome, request, delivery, performance.now() - started, failure);
       if (logged) await logged;
       return outcome;
     },

@@ -85,7 +85,8 @@ function toKeyBytes(secret: Secret, label: string, format: SecretFormat): Uint8A
   return key;
 }
 
-function isModeMap(secrets: Secrets): secrets is { live?: SecretList; test?: SecretList } {
+/** Whether the secrets option separates live and test; a single secret or list says nothing about mode. */
+export function isModeMap(secrets: Secrets): secrets is { live?: SecretList; test?: SecretList } {
   return (
     typeof secrets === 'object' &&
     !(secrets instanceof Uint8Array) &&

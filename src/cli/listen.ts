@@ -58,13 +58,14 @@ export const listen: Command = {
     const receiver = createReceiver({ secrets: secret, signatureHeader: header });
     receiver.onAny(async (event, ctx) => {
       out(
-        `${color.bold(event.type)} ${event.id ?? '(no id)'} ${color.dim(`${ctx.mode} · ${ctx.requestId}`)}`,
+        // No mode: listen takes one secret, which does not say whether it is a live or a test one.
+        `${color.bold(event.type)} ${event.id ?? '(no id)'} ${color.dim(ctx.requestId)}`,
       );
       out(JSON.stringify(event, null, 2));
       const delivery = deliveries.get(ctx.requestId);
       if (forward && delivery?.body) await forwardTo(forward, delivery.body, delivery.req, header, out);
     });
-    receiver.onError((error) => out(color.red(`  ${error.message}${causeOf(error)}`)));
+    receiver.onError((error) => out(color.red(`  ${error.message}`)));
 
     const server = createServer((req, res) => {
       const requestId = nextRequestId();
@@ -149,8 +150,6 @@ function describeOutcome(outcome: Outcome, req: IncomingMessage, color: ReturnTy
   const message = (JSON.parse(outcome.body) as { error?: { message?: string } }).error?.message ?? '';
   return color.red(`${line} ${outcome.reason}: ${message}`);
 }
-
-const causeOf = (error: Error) => (error.cause instanceof Error ? ` (${error.cause.message})` : '');
 
 function requireForwardUrl(url: string): string {
   try {

@@ -8,7 +8,7 @@ import {
   type RetryPolicy,
   signedDelivery,
 } from './http.js';
-import { formatMs, palette, percentile, progressLine } from './output.js';
+import { formatMs, type Palette, palette, percentile, progressLine } from './output.js';
 
 const BASE_MS = 50;
 const CAP_MS = 2000;
@@ -18,7 +18,8 @@ const help = `Usage: ${BIN} simulate <url> --secret S --events N [--duplicates R
 
 Sends N events like the service does: a non-2xx answer is retried with exponential backoff and full
 jitter (${BASE_MS} ms base, ${CAP_MS / 1000} s cap), each attempt re-signed with a new timestamp. Ends with a
-summary; exit code 1 if any event was never acknowledged.
+summary; exit code 1 if any delivery was never acknowledged (the service counts it as failed, even when
+another delivery of the same event was acknowledged).
 
   --events N        events to send (1 to 100000)
   --duplicates R    fraction of events delivered twice or more, e.g. 0.3 (default 0)
@@ -122,7 +123,8 @@ export const simulate: Command = {
       elapsedMs: Math.round(performance.now() - started),
     };
     process.stdout.write(`${values.json ? JSON.stringify(summary, null, 2) : describe(url, summary)}\n`);
-    return summary.unacknowledged === 0 ? 0 : 1;
+    // A duplicate delivery that fails is a failed delivery for the service, even once its event was acknowledged.
+    return summary.failures === 0 ? 0 : 1;
   },
 };
 
@@ -168,10 +170,19 @@ function describe(url: string, s: SimulationSummary): string {
     `  failures     ${s.failures}  (deliveries never acknowledged after their last attempt)`,
     `  latency      p50 ${formatMs(s.latencyMs.p50)}  p99 ${formatMs(s.latencyMs.p99)}`,
   ];
-  lines.push(
-    s.unacknowledged === 0
-      ? color.green(`All ${s.events} events acknowledged.`)
-      : color.red(`${s.unacknowledged} of ${s.events} events were never acknowledged.`),
-  );
+  lines.push(verdict(s, color));
   return lines.join('\n');
+}
+
+/** The last line agrees with the exit code: green only when every delivery was acknowledged. */
+function verdict(s: SimulationSummary, color: Palette): string {
+  if (s.unacknowledged > 0)
+    return color.red(`${s.unacknowledged} of ${s.events} events were never acknowledged.`);
+  if (s.failures > 0) {
+    return color.red(
+      `${s.failures} of ${s.deliveries} deliveries were never acknowledged (each event was acknowledged by ` +
+        'another of its deliveries; the service counts these as failed deliveries).',
+    );
+  }
+  return color.green(`All ${s.events} events acknowledged.`);
 }

@@ -4,6 +4,7 @@ import { WebhookConfigError } from '../errors.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from './counts-poller.js';
 import { withDeadline } from './deadline.js';
 import { retrySchedule } from './job-run.js';
+import type { PgBossInstance } from './pg-boss-types.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions } from './types.js';
 
 export interface PgBossQueueOptions extends DurableQueueOptions {
@@ -11,7 +12,7 @@ export interface PgBossQueueOptions extends DurableQueueOptions {
    * A PgBoss instance you created, started or not (the queue starts it on first use; stopping it stays
    * yours); or pass `connectionString`.
    */
-  boss?: PgBoss;
+  boss?: PgBossInstance;
   /** Where PostgreSQL is; the queue then runs its own PgBoss (and stops it on close()). */
   connectionString?: string;
   /** pg-boss's schema. Default `pgboss` (a `boss` you pass: its schema, if not the default). */
@@ -35,7 +36,7 @@ export interface PgBossQueueOptions extends DurableQueueOptions {
 /** A DurableQueue on pg-boss, with what createWorker needs to consume it. */
 export interface PgBossDurableQueue extends DurableQueue {
   readonly engine: 'pg-boss';
-  readonly boss: PgBoss;
+  readonly boss: PgBossInstance;
   readonly name: string;
   /** Starts PgBoss (if the queue owns it) and creates the queue and its dead-letter queue; idempotent. */
   ready(): Promise<void>;
@@ -66,7 +67,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
   const deadLetter = options.deadLetter ?? `${name}_dead_letter`;
   const schema = options.schema ?? 'pgboss';
   const owned = !options.boss;
-  const boss =
+  const boss: PgBossInstance =
     options.boss ??
     new PgBoss({
       connectionString: options.connectionString as string,

@@ -1,6 +1,6 @@
-import type { JobResult, JobWithMetadata } from 'pg-boss';
 import { createJobRunner } from './job-run.js';
 import type { PgBossDurableQueue } from './pg-boss-queue.js';
+import type { PgBossJob, PgBossJobResult } from './pg-boss-types.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from './types.js';
 
 export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQueue> {
@@ -34,9 +34,9 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
       includeMetadata: true,
       pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
     },
-    (jobs: JobWithMetadata<DurableJob>[]) => Promise.all(jobs.map(settle)),
+    (jobs: PgBossJob<DurableJob>[]) => Promise.all(jobs.map(settle)),
   );
-  async function settle(job: JobWithMetadata<DurableJob>): Promise<JobResult> {
+  async function settle(job: PgBossJob<DurableJob>): Promise<PgBossJobResult> {
     try {
       await runner.run(job.data, job.retryCount + 1, job.retryLimit + 1);
       return { id: job.id, status: 'completed' };

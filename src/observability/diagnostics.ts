@@ -62,17 +62,18 @@ export async function rejectionDiagnostics(
     (name) => readHeader(headers, name) !== undefined,
   );
   const signature = signatureShape(context.profile, headers, body, nowSeconds);
-  const diagnostics: RejectionDiagnostics = {
-    headers: { present, signature },
-    // The verifier computes HMACs only after the header and timestamp passed, and only for a candidate.
-    secretsTried: reason === 'signature_mismatch' && signature.v1WellFormed > 0 ? context.secretLabels : [],
-  };
+  // Built in reading order (body, headers, secrets): a text log line flattens it as it is.
+  const diagnostics = {} as RejectionDiagnostics;
   if (body !== undefined) {
     diagnostics.body = {
       bytes: byteLength(body),
       sha256Prefix: (await context.crypto.sha256Hex(body)).slice(0, SHA256_PREFIX_LENGTH),
     };
   }
+  diagnostics.headers = { present, signature };
+  // The verifier computes HMACs only after the header and timestamp passed, and only for a candidate.
+  diagnostics.secretsTried =
+    reason === 'signature_mismatch' && signature.v1WellFormed > 0 ? context.secretLabels : [];
   return diagnostics;
 }
 

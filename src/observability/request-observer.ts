@@ -1,9 +1,11 @@
+import type { RejectionReason } from '../errors.js';
+import type { WebhookRejection } from '../handlers.js';
 import type { Outcome } from '../outcome.js';
 import { outcomeLabel } from '../outcome.js';
 import type { ReceiveRequest } from '../request.js';
 import type { Delivery } from '../stages/delivery.js';
-import { type DiagnosticsContext, rejectionDiagnostics } from './diagnostics.js';
-import { type Logger, type RequestLogFields, writeRequestLog } from './logger.js';
+import { type DiagnosticsContext, type RejectionDiagnostics, rejectionDiagnostics } from './diagnostics.js';
+import { type Logger, type RequestLogFields, requestLogWriter, writeRequestLog } from './logger.js';
 import type { MetricsRecorder } from './metrics.js';
 
 export interface ObserverOptions {
@@ -12,22 +14,32 @@ export interface ObserverOptions {
   diagnostics: DiagnosticsContext;
   /** Clock in milliseconds (the receiver's `now` option), for the clock skew of rejected signatures. */
   now: () => number;
+  /** Whether the secrets option separates live and test: a single secret or list says nothing about mode. */
+  modes: boolean;
+  rejections: { readonly listensForRejections: boolean; reportRejection(r: WebhookRejection): Promise<void> };
 }
 
+type Observe = (
+  outcome: Outcome,
+  request: ReceiveRequest,
+  delivery: Delivery,
+  durationMs: number,
+  /** The message of the first error told to onError while this request was answered. */
+  failure?: string,
+) => Promise<void> | undefined;
+
 /**
- * Records every answered request in the metrics and writes its log line. Without a logger nothing is built;
- * diagnostics are computed for rejections only, so an accepted delivery costs a few increments.
+ * Records every answered request in the metrics, writes its log line and tells onRejected of a 4xx. With no
+ * logger and no onRejected nothing is built; diagnostics are computed for 4xx answers only, so an accepted
+ * delivery costs a few increments.
  */
-export function createRequestObserver(options: ObserverOptions) {
-  const { logger, metrics } = options;
-  return (
-    outcome: Outcome,
-    request: ReceiveRequest,
-    delivery: Delivery,
-    durationMs: number,
-  ): Promise<void> | undefined => {
+export function createRequestObserver(options: ObserverOptions): Observe {
+  const { logger, metrics, rejections } = options;
+  const write = logger && requestLogWriter(logger);
+  return (outcome, request, delivery, durationMs, failure) => {
     metrics.record(outcome, durationMs / 1000);
-    if (!logger) return undefined;
+    const rejected = outcome.status >= 400 && outcome.status < 500 && rejections.listensForRejections;
+    if (!write && !rejected) return undefined;
     const fields: RequestLogFields = {
       requestId: outcome.requestId,
       status: outcome.status,
@@ -37,27 +49,60 @@ export function createRequestObserver(options: ObserverOptions) {
     if (outcome.reason !== undefined) fields.reason = outcome.reason;
     if (outcome.event?.id !== undefined) fields.eventId = outcome.event.id;
     if (outcome.event !== undefined) fields.eventType = outcome.event.type;
-    if (outcome.mode !== undefined) fields.mode = outcome.mode;
-    if (outcome.status < 400) {
-      writeRequestLog(logger, fields);
+    if (outcome.mode !== undefined && options.modes) fields.mode = outcome.mode;
+    if (outcome.status >= 400) fields.hint = answeredMessage(outcome);
+    if (failure !== undefined) fields.error = failure;
+    // Diagnostics describe what the sender sent: a 4xx. A 5xx is ours, and its error says why.
+    if (outcome.status < 400 || outcome.status >= 500) {
+      if (write) writeRequestLog(logger as Logger, write, fields);
       return undefined;
     }
-    const nowSeconds = Math.floor(options.now() / 1000);
-    return rejectionDiagnostics(
-      options.diagnostics,
-      request?.headers ?? {},
-      delivery.body,
-      outcome.reason,
-      nowSeconds,
-    )
-      .then(
-        (diagnostics) => {
-          fields.diagnostics = diagnostics;
-        },
-        () => {
-          // Diagnostics are a courtesy: the line is still written without them.
-        },
-      )
-      .then(() => writeRequestLog(logger, fields));
+    return describe(options, outcome, request, delivery).then(async (diagnostics) => {
+      if (diagnostics) fields.diagnostics = diagnostics;
+      if (write) writeRequestLog(logger as Logger, write, fields);
+      if (rejected) await rejections.reportRejection(rejection(fields));
+    });
   };
+}
+
+/** Diagnostics are a courtesy: without them the line is still written and onRejected still told. */
+function describe(
+  options: ObserverOptions,
+  outcome: Outcome,
+  request: ReceiveRequest,
+  delivery: Delivery,
+): Promise<RejectionDiagnostics | undefined> {
+  const nowSeconds = Math.floor(options.now() / 1000);
+  return rejectionDiagnostics(
+    options.diagnostics,
+    request?.headers ?? {},
+    delivery.body,
+    outcome.reason,
+    nowSeconds,
+  ).catch(() => undefined);
+}
+
+/** The message of the error answer (our own JSON): the hint the sender got. */
+function answeredMessage(outcome: Outcome): string | undefined {
+  try {
+    const message = (JSON.parse(outcome.body) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === 'string' ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function rejection(fields: RequestLogFields): WebhookRejection {
+  const { requestId, status, reason, hint, eventId, eventType, mode, diagnostics } = fields;
+  const told: WebhookRejection = {
+    requestId,
+    status,
+    reason: reason as RejectionReason,
+    message: hint ?? '',
+  };
+  if (eventId !== undefined) told.eventId = eventId;
+  if (eventType !== undefined) told.eventType = eventType;
+  if (mode !== undefined) told.mode = mode as WebhookRejection['mode'];
+  if (diagnostics !== undefined) told.diagnostics = diagnostics;
+  return told;
 }

@@ -90,6 +90,40 @@ describe('simulate', () => {
       await failing.close();
     }
   });
+
+  it('a duplicate delivery never acknowledged fails the run, even when another delivery acknowledged its event', async () => {
+    // The first delivery of each event is acknowledged, every later one refused: each event is acknowledged
+    // once, yet the service would count its second delivery as failed.
+    const seen = new Set<string>();
+    const firstOnly = await startServer((req, res) => {
+      let body = '';
+      req.on('data', (chunk) => (body += chunk));
+      req.on('end', () => {
+        const { id } = JSON.parse(body) as { id: string };
+        const first = !seen.has(id);
+        seen.add(id);
+        res.writeHead(first ? 200 : 503, { 'content-type': 'application/json' });
+        res.end(first ? '{"received":true}' : '{"error":{"code":"store_unavailable"}}');
+      });
+    });
+    const args = ['simulate', firstOnly.url, '--secret', SECRET, '--events', '3', '--duplicates', '1'];
+    const options = ['--max-attempts', '1', '--concurrency', '1'];
+    try {
+      const text = await runCli([...args, ...options], { timeoutMs: 20_000, env: {} });
+      expect(text.code).toBe(1);
+      expect(text.stdout).not.toContain('All 3 events acknowledged.');
+      expect(text.stdout).toMatch(/\d+ of \d+ deliveries were never acknowledged/);
+      seen.clear();
+      const json = await runCli([...args, ...options, '--json'], { timeoutMs: 20_000 });
+      expect(json.code).toBe(1);
+      const summary = JSON.parse(json.stdout) as SimulationSummary;
+      expect(summary).toMatchObject({ events: 3, unacknowledged: 0 });
+      expect(summary.failures).toBe(summary.deliveries - 3);
+      expect(summary.failures).toBeGreaterThanOrEqual(3);
+    } finally {
+      await firstOnly.close();
+    }
+  });
 });
 
 describe('planDeliveries', () => {

@@ -7,7 +7,10 @@ export interface LoggedLine {
   message: string;
 }
 
-/** A pino-shaped logger for tests: keeps its lines for assertions and adds them to the suite's log scan. */
+/**
+ * A pino-shaped logger for tests: keeps its lines for assertions and adds them to the suite's log scan. It has
+ * `child`, as pino has: the receiver gives such a logger `(fields, message)`, a console one text line.
+ */
 export function createTestLogger(): { logger: Logger; lines: LoggedLine[] } {
   const lines: LoggedLine[] = [];
   const write = (level: LoggedLine['level']) => (fields: object, message: string) => {
@@ -15,5 +18,6 @@ export function createTestLogger(): { logger: Logger; lines: LoggedLine[] } {
     lines.push(line);
     captureLogText(JSON.stringify(line));
   };
-  return { logger: { info: write('info'), warn: write('warn'), error: write('error') }, lines };
+  const logger = { info: write('info'), warn: write('warn'), error: write('error'), child: () => logger };
+  return { logger, lines };
 }

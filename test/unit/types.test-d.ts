@@ -1,3 +1,5 @@
+import type { PgBoss } from 'pg-boss';
+import pino from 'pino';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
 import {
@@ -6,10 +8,12 @@ import {
   defaultEvents,
   type HandlerContext,
   type KnownEvent,
+  type Logger,
   type Mode,
   type UnknownEvent,
   verifySignature,
 } from '../../src/index.js';
+import type { PgBossInstance, PgBossQueueOptions } from '../../src/pg-boss.js';
 
 describe('handlers are typed from the event name', () => {
   it('message.delivered narrows event and data', () => {
@@ -100,5 +104,28 @@ describe('verifySignature result', () => {
   it('the payload must be bytes or a string', () => {
     // @ts-expect-error a parsed object is not a payload
     verifySignature({ payload: { id: 'evt_1' }, header: 't=1,v1=00', secrets: 'whsec_x' });
+  });
+});
+
+describe('messaging-webhooks/pg-boss types', () => {
+  it('a PgBoss instance is a PgBossInstance: the structural type the package declares instead of pg-boss’s', () => {
+    expectTypeOf<PgBoss>().toExtend<PgBossInstance>();
+    expectTypeOf<PgBossQueueOptions['boss']>().toEqualTypeOf<PgBossInstance | undefined>();
+  });
+});
+
+describe('the logger option', () => {
+  it('takes pino, a console, or any text logger; a (fields, message) logger needs child to be told apart', () => {
+    expectTypeOf(pino()).toExtend<Logger>();
+    expectTypeOf(console).toExtend<Logger>();
+    expectTypeOf({ info: (_line: string) => {}, warn: () => {}, error: () => {} }).toExtend<Logger>();
+    const fieldsOnly = {
+      info: (_fields: object, _message: string) => {},
+      warn: (_fields: object, _message: string) => {},
+      error: (_fields: object, _message: string) => {},
+    };
+    // @ts-expect-error without child it would be given text lines, not the fields it asks for
+    createReceiver({ secrets: 'whsec_x', logger: fieldsOnly });
+    createReceiver({ secrets: 'whsec_x', logger: { ...fieldsOnly, child: () => fieldsOnly } });
   });
 });

@@ -1,0 +1,45 @@
+import type { RequestLogFields } from './logger.js';
+
+/** The fields that lead the line, in this order, without their names. */
+const LEADING = new Set(['requestId', 'status', 'durationMs', 'outcome', 'reason']);
+
+/**
+ * One line a person reads and grep finds: `webhook rejected: signature_mismatch req_… 401 0.4ms hint="…"
+ * body.bytes=187 …`. Nested fields are flattened to dotted names; a value with a space, a quote, an equals
+ * sign or a control character is JSON-quoted, so a sender's event type or request id can never start a
+ * line of its own or pass for another field.
+ */
+export function formatLogLine(message: string, fields: RequestLogFields): string {
+  const parts = [message, quote(fields.requestId), String(fields.status), `${fields.durationMs}ms`];
+  const { diagnostics, ...rest } = fields;
+  for (const [name, value] of Object.entries(rest)) {
+    if (!LEADING.has(name) && value !== undefined) parts.push(`${name}=${quote(value)}`);
+  }
+  if (diagnostics) flatten(diagnostics, '', parts);
+  return parts.join(' ');
+}
+
+function flatten(value: object, prefix: string, parts: string[]): void {
+  for (const [name, member] of Object.entries(value)) {
+    if (member === undefined) continue;
+    const key = `${prefix}${name}`;
+    if (typeof member === 'object' && member !== null && !Array.isArray(member)) {
+      flatten(member, `${key}.`, parts);
+    } else {
+      parts.push(`${key}=${quote(member)}`);
+    }
+  }
+}
+
+const PLAIN = /^[^\s"=\\\p{Cc}]+$/u;
+
+function quote(value: unknown): string {
+  if (Array.isArray(value)) {
+    const items = value.map(String);
+    return items.length > 0 && items.every((item) => PLAIN.test(item) && !item.includes(','))
+      ? items.join(',')
+      : JSON.stringify(value);
+  }
+  const text = String(value);
+  return PLAIN.test(text) ? text : JSON.stringify(text);
+}

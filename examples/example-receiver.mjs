@@ -20,12 +20,12 @@ export function createExampleReceiver(secret, options = {}) {
   const receiver = createReceiver({ secrets: secret, ...options });
   receiver.on('message.delivered', (event, ctx) => {
     console.log(
-      `[${ctx.requestId}] ${event.type} ${event.id ?? '(no id)'}: ${event.data.message_id} delivered to ${event.data.to} by ${event.data.operator} (${ctx.mode})`,
+      `[${ctx.requestId}] ${event.type} ${event.id ?? '(no id)'}: ${event.data.message_id} delivered to ${event.data.to} by ${event.data.operator}`,
     );
   });
   receiver.on('message.failed', (event, ctx) => {
     console.log(
-      `[${ctx.requestId}] ${event.type} ${event.id ?? '(no id)'}: ${event.data.message_id ?? 'unknown message'} failed (${ctx.mode})`,
+      `[${ctx.requestId}] ${event.type} ${event.id ?? '(no id)'}: ${event.data.message_id ?? 'unknown message'} failed`,
     );
   });
   receiver.onError((error, ctx) => {

@@ -15,11 +15,11 @@ export default {
       const receiver = createReceiver({ secrets: env.WEBHOOK_SECRET });
       receiver.on('message.delivered', (event, ctx) => {
         console.log(
-          `[${ctx.requestId}] ${event.data.message_id} delivered to ${event.data.to} (${ctx.mode})`,
+          `[${ctx.requestId}] ${event.data.message_id} delivered to ${event.data.to}`,
         );
       });
       receiver.on('message.failed', (event, ctx) => {
-        console.log(`[${ctx.requestId}] ${event.data.message_id ?? 'unknown message'} failed (${ctx.mode})`);
+        console.log(`[${ctx.requestId}] ${event.data.message_id ?? 'unknown message'} failed`);
       });
       receiver.onError((error, ctx) => console.error(`[${ctx.requestId}] ${error.code}: ${error.message}`));
       return receiver;

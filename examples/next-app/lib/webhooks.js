@@ -46,7 +46,7 @@ function createWebhooks(env) {
       throw new Error(`simulated failure for ${event.id}`);
     }
     if (operator === env.SIMULATE_SLOW_OPERATOR) await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
-    console.log(`${event.data.message_id} delivered to ${event.data.to} (${ctx.mode})`);
+    console.log(`${event.data.message_id} delivered to ${event.data.to}`);
     remember(event);
   });
   receiver.on('message.failed', (event) => {

@@ -7,6 +7,7 @@ import { CUT_OFF, type Executor, TIMED_OUT, withTimeout } from './executor.js';
 import type { ErrorContext, HandlerContext, HandlerRegistry } from './handlers.js';
 import { acceptedOutcome, type Outcome, type RejectionDetails, rejectedOutcome } from './outcome.js';
 import type { Mode } from './secrets.js';
+import type { SignedRequestParts } from './signature/verifier.js';
 import { checkRequest } from './stages/check-request.js';
 import type { Delivery } from './stages/delivery.js';
 import { parseDelivery } from './stages/parse.js';
@@ -24,8 +25,8 @@ export interface PipelineParts<Tx> {
   now: () => number;
   check: SignatureCheck;
   parseEvent: (value: unknown) => ParsedEvent;
-  /** The event's dedupe key, per mode: its id, or a hash of the body when it has none. */
-  dedupeKey: (mode: Mode, event: { id?: string }, body: string | Uint8Array) => string | Promise<string>;
+  /** The event's dedupe key, per mode: its id, or a hash of what the sender signed when it has none. */
+  dedupeKey: (mode: Mode, event: { id?: string }, request: SignedRequestParts) => string | Promise<string>;
   registry: HandlerRegistry<never, Tx>;
   claims: Claims<Tx>;
   executor: Executor;
@@ -92,7 +93,10 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (delivery: Deliver
     }
     const event = delivery.event as { type: string; id?: string };
     const mode = delivery.mode as Mode;
-    let key = parts.dedupeKey(mode, event, delivery.body as string | Uint8Array);
+    let key = parts.dedupeKey(mode, event, {
+      headers: delivery.request.headers,
+      body: delivery.body as string | Uint8Array,
+    });
     if (typeof key !== 'string') key = await key;
     const context: ErrorContext = {
       requestId: delivery.requestId,

@@ -193,3 +193,44 @@ describe('bodySignature through a receiver', () => {
     expect(ids).toEqual([event.id]);
   });
 });
+
+describe('bodySignature: an event without an id is deduplicated by what the sender signed', () => {
+  it('five re-spellings of one captured delivery run the handler exactly once', async () => {
+    const receiver = createReceiver({ secrets: SECRET, profile });
+    let runs = 0;
+    receiver.on('message.delivered', () => {
+      runs++;
+    });
+    const { id: _id, ...event } = createEvent('message.delivered');
+    const captured = signRequest({ payload: JSON.stringify(event), secret: SECRET, profile }).body as string;
+    const member = /,"signature":"(t=\d+,v1=([0-9a-f]+))"/.exec(captured) as RegExpExecArray;
+    const [whole, value, hex] = member as unknown as [string, string, string];
+    const unsigned = captured.replace(whole, '');
+    const respelled = [
+      captured,
+      captured.replace(hex, hex.toUpperCase()),
+      `{"signature":"${value}",${unsigned.slice(1)}`,
+      captured.replace(value, `${value},v1=${hex}`),
+      captured.replace('"signature":', '"signature" :'),
+    ];
+    expect(new Set(respelled).size).toBe(5);
+    const outcomes = [];
+    for (const body of respelled) {
+      outcomes.push(
+        await receiver.receive({
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          rawBody: new TextEncoder().encode(body),
+        }),
+      );
+    }
+    expect(outcomes.map((outcome) => [outcome.status, outcome.duplicate ?? false])).toEqual([
+      [200, false],
+      [200, true],
+      [200, true],
+      [200, true],
+      [200, true],
+    ]);
+    expect(runs).toBe(1);
+  });
+});

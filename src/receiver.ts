@@ -84,6 +84,7 @@ export function createReceiver<
   const pipeline = createPipeline<Tx>({
     ...opts,
     check: (input, now) => verifier.verify(input, now),
+    explainSignature: (reason, request) => verifier.profile.explain(reason, request),
     parseEvent: createEventParser(opts.events),
     dedupeKey: (mode, event, request) =>
       typeof event.id === 'string'

@@ -142,21 +142,28 @@ describe('bodySignature: the signed content is the raw body without the member',
 
 describe('bodySignature with content: json-without-member', () => {
   const canonical = bodySignature({ content: 'json-without-member', field: 'sig' });
+  const check = (payload: string) =>
+    verifySignature({ payload, secrets: SECRET, profile: canonical, now: NOW });
 
-  it('signs JSON.stringify of the event without the member, whatever the whitespace', () => {
-    const event = { id: 'evt_1', created_at: CREATED, data: { n: 1 } };
-    const sig = `t=${NOW},v1=${hmac(`${NOW}.${JSON.stringify(event)}`)}`;
-    const spaced = `{ "id" : "evt_1", "sig": "${sig}", "created_at": "${CREATED}",\n "data": { "n": 1 } }`;
-    expect(verifySignature({ payload: spaced, secrets: SECRET, profile: canonical, now: NOW })).toMatchObject(
-      { ok: true },
-    );
-    const signed = signRequest({
-      payload: JSON.stringify(event),
-      secret: SECRET,
-      profile: canonical,
-      timestamp: NOW,
-    });
-    expect(JSON.parse(signed.body as string)).toEqual({ ...event, sig });
+  it('is the same byte cut: JSON.stringify of the event with the member anywhere verifies, nothing is re-serialized', () => {
+    const event = { id: 'evt_1', created_at: CREATED, reason: null, count: 0 };
+    const signedText = JSON.stringify(event);
+    const sig = `t=${NOW},v1=${hmac(`${NOW}.${signedText}`)}`;
+    expect(check(JSON.stringify({ sig, ...event }))).toMatchObject({ ok: true });
+    expect(check(JSON.stringify({ ...event, sig }))).toMatchObject({ ok: true });
+    const sent = JSON.stringify({ ...event, sig });
+    // Each parses to what JSON.stringify would write back as the signed text; none is what was signed.
+    for (const changed of [
+      sent.replace('"reason":null', '"reason":1e999'),
+      sent.replace('"count":0', '"count":-0'),
+      sent.replace('"count":0', '"count":0.0'),
+      sent.replace('"evt_1"', '"evt\\u005f1"'),
+      sent.replace('{"id"', '{ "id"'),
+    ]) {
+      expect(check(changed)).toEqual({ ok: false, reason: 'signature_mismatch', timestamp: NOW });
+    }
+    const signed = signRequest({ payload: signedText, secret: SECRET, profile: canonical, timestamp: NOW });
+    expect(signed.body).toBe(JSON.stringify({ ...event, sig }));
   });
 });
 

@@ -30,7 +30,7 @@ export const DEFAULT_SIGNATURE_HEADER = 'webhook-signature';
 
 /** The default profile is adjusted by the receiver's own options: its messages name those. */
 const defaultOptions: OptionNames = (part) =>
-  part === 'signature' ? 'the signatureHeader option' : 'a profile of your own (createProfile)';
+  part === 'signature' ? 'set the signatureHeader option' : 'make a profile of your own with createProfile';
 
 /** The service's preview format: `webhook-signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`. */
 export const defaultProfile: SignatureProfile = buildProfile(
@@ -54,7 +54,7 @@ export const standardWebhooks: SignatureProfile = buildProfile(
   }),
   undefined,
   // The header names are the standard's own: another name means another format.
-  (part) => `a profile of your own (createProfile) with its ${part}.header`,
+  (part) => `make a profile of your own with createProfile (its ${part}.header)`,
 );
 
 export interface BodySignatureOptions
@@ -82,7 +82,7 @@ export function bodySignature(options: BodySignatureOptions = {}): SignatureProf
     signature: { bodyField: field, syntax, content },
   });
   const option = { signature: 'field', timestamp: 'timestamp', id: 'id' } as const;
-  return buildProfile(config, undefined, (part) => `bodySignature({ ${option[part]} })`);
+  return buildProfile(config, undefined, (part) => `set bodySignature({ ${option[part]} })`);
 }
 
 /** The presets by the names the CLI's --profile takes. */

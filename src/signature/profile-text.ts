@@ -12,7 +12,7 @@ export type SignatureProblem =
   | 'timestamp_invalid'
   | 'id_missing';
 
-/** The option a user sets to change one part of the format, as a message names it. */
+/** What a user does to change where one part of the format travels, as a message says it ("set …"). */
 export type OptionNames = (part: 'signature' | 'timestamp' | 'id') => string;
 
 /** How a profile describes itself: its format in one line, and what to do about each failure. */
@@ -22,18 +22,19 @@ export interface ProfileText {
   message(reason: SignatureFailureReason, problem?: SignatureProblem): string;
 }
 
-/** Options of a profile made by createProfile: the config paths. */
+/** A profile made by createProfile is changed by its config paths. */
 export const createProfileOptions =
-  (name: string): OptionNames =>
+  (config: ResolvedConfig): OptionNames =>
   (part) => {
-    const path = { signature: 'signature', timestamp: 'timestamp', id: 'id.header' }[part];
-    return `${path} of createProfile({ name: '${name}' })`;
+    const signature = 'bodyField' in config.signature ? 'signature.bodyField' : 'signature.header';
+    const path = { signature, timestamp: 'timestamp', id: 'id.header' }[part];
+    return `set ${path} of createProfile({ name: '${config.name}' })`;
   };
 
 const SYNTAX_RULE = {
   't-v1': 'it needs exactly one t (digits only) and at least one v1',
   'v1-list': 'it needs at least one v1,<signature> item, items separated by spaces',
-  plain: 'it is the whole value',
+  plain: 'the whole value is the signature',
 } as const;
 
 /**
@@ -86,8 +87,8 @@ export function describeProfile(
   const tolerance = (side: string) =>
     `The signature timestamp (${timestampPlace}) is ${side} than the tolerance.`;
   const problems: Record<SignatureProblem, string> = {
-    body_not_json: `The body is not JSON text, so it cannot carry ${carrier}. Expected ${format}.`,
-    body_not_object: `The body is not a JSON object, so it cannot carry ${carrier}. Expected ${format}.`,
+    body_not_json: `The body is not JSON text, so it cannot carry a top-level "${field}" member. Expected ${format}.`,
+    body_not_object: `The body is not a JSON object, so it cannot carry a top-level "${field}" member. Expected ${format}.`,
     member_repeated: `The body has more than one top-level "${field}" member: which one was signed cannot be told, so none is used. Send it once.`,
     member_not_string: `${Carrier} is not a JSON string: expected "${value}".`,
     member_nested: `The body has no top-level "${field}" member, only one nested inside another value: the signature is read from the top level only. Expected ${format}.`,
@@ -96,12 +97,12 @@ export function describeProfile(
       typeof timestamp === 'object' && 'bodyField' in timestamp
         ? 'ISO 8601 with an offset, or unix seconds'
         : 'unix seconds, digits only'
-    }). Send it as the service signed it, or set ${options('timestamp')} if the service puts it elsewhere.`,
-    id_missing: `The ${id?.header} header (the message id, which is signed) is missing or empty. Send it as the service signed it, or set ${options('id')} if the service uses another name.`,
+    }). Send it as the service signed it, or ${options('timestamp')} if the service puts it elsewhere.`,
+    id_missing: `The ${id?.header} header (the message id, which is signed) is missing or empty. Send it as the service signed it, or ${options('id')} if the service uses another name.`,
   };
   const messages: Record<SignatureFailureReason, string> = {
-    missing_signature: `${Carrier} is missing or empty; expected ${format}. Send the ${inBody ? 'body' : 'header'} the service signed, or set ${options('signature')} if the service uses another name.`,
-    malformed_signature: `The signature is not of the form ${format}: ${SYNTAX_RULE[signature.syntax]}.`,
+    missing_signature: `${Carrier} is missing or empty; expected ${format}. Send the ${inBody ? 'body' : 'header'} the service signed, or ${options('signature')} if the service uses another name.`,
+    malformed_signature: `The signature cannot be read: expected ${format}; ${SYNTAX_RULE[signature.syntax]}.`,
     stale_timestamp: `${tolerance('older')} Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.`,
     future_timestamp: `${tolerance('further in the future')} Check the clock of this server (NTP) or raise toleranceSeconds.`,
     signature_mismatch: `No signature in ${carrier} matches ${signed} with any configured secret. Check that the secret is the one of this endpoint and mode, and that the body reaches the receiver as raw bytes, not re-serialized JSON.`,

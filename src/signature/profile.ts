@@ -98,7 +98,7 @@ type Fill = (reading: { timestampText: string | undefined; id: string | undefine
 export function buildProfile(
   config: ResolvedConfig,
   custom?: (timestamp: string, body: SignedPiece) => readonly SignedPiece[],
-  options: OptionNames = createProfileOptions(config.name),
+  options: OptionNames = createProfileOptions(config),
 ): SignatureProfile {
   const { signature, timestamp: timestampSource, id: idSource } = config;
   const signatureHeader = 'header' in signature ? signature.header : undefined;

@@ -14,7 +14,7 @@ export interface HandlerContext<Tx = undefined> {
   mode: Mode;
   /** The signature's timestamp (unix seconds): when the service sent this attempt. */
   timestamp: number;
-  /** The key this event is deduplicated under: `<mode>:<event id>` or `<mode>:sha256:<body hash>`. */
+  /** The key this event is deduplicated under: `<mode>:<event id>`, or `<mode>:sha256:<hash of the signed body>` (for a body signature, the body without its member). */
   dedupeKey: string;
   /** The delivery's message id, for a profile that signs one (Standard Webhooks: `webhook-id`). */
   messageId?: string;

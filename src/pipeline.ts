@@ -1,12 +1,13 @@
 import type { Claims, Report, Settlement } from './claim.js';
 import { handOff } from './durable/handoff.js';
 import type { DurableQueue } from './durable/types.js';
-import { RawBodyError, type ReasonCode } from './errors.js';
+import { RawBodyError, type ReasonCode, type SignatureFailureReason } from './errors.js';
 import type { ParsedEvent } from './events.js';
 import { CUT_OFF, type Executor, TIMED_OUT, withTimeout } from './executor.js';
 import type { ErrorContext, HandlerContext, HandlerRegistry } from './handlers.js';
 import { acceptedOutcome, type Outcome, type RejectionDetails, rejectedOutcome } from './outcome.js';
 import type { Mode } from './secrets.js';
+import type { SignedRequestParts } from './signature/verifier.js';
 import { checkRequest } from './stages/check-request.js';
 import type { Delivery } from './stages/delivery.js';
 import { parseDelivery } from './stages/parse.js';
@@ -23,9 +24,11 @@ export interface PipelineParts<Tx> {
   /** Clock in milliseconds. */
   now: () => number;
   check: SignatureCheck;
+  /** The message of a signature failure, in the terms of the receiver's profile. */
+  explainSignature: (reason: SignatureFailureReason, request: SignedRequestParts) => string;
   parseEvent: (value: unknown) => ParsedEvent;
-  /** The event's dedupe key, per mode: its id, or a hash of the body when it has none. */
-  dedupeKey: (mode: Mode, event: { id?: string }, body: string | Uint8Array) => string | Promise<string>;
+  /** The event's dedupe key, per mode: its id, or a hash of what the sender signed when it has none. */
+  dedupeKey: (mode: Mode, event: { id?: string }, request: SignedRequestParts) => string | Promise<string>;
   registry: HandlerRegistry<never, Tx>;
   claims: Claims<Tx>;
   executor: Executor;
@@ -65,7 +68,13 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (delivery: Deliver
 
     let unverified = verifyDelivery(delivery, parts.check, Math.floor(parts.now() / 1000));
     if (unverified instanceof Promise) unverified = await unverified;
-    if (unverified) return reject(unverified);
+    if (unverified) {
+      const message = parts.explainSignature(unverified, {
+        headers: delivery.request.headers,
+        body: delivery.body as string | Uint8Array,
+      });
+      return reject(unverified, { message });
+    }
 
     // Admitted only now: close() waits for verified work, never for a body still uploading.
     if (admission.closing) return reject('shutting_down', retryAfter);
@@ -92,7 +101,10 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (delivery: Deliver
     }
     const event = delivery.event as { type: string; id?: string };
     const mode = delivery.mode as Mode;
-    let key = parts.dedupeKey(mode, event, delivery.body as string | Uint8Array);
+    let key = parts.dedupeKey(mode, event, {
+      headers: delivery.request.headers,
+      body: delivery.body as string | Uint8Array,
+    });
     if (typeof key !== 'string') key = await key;
     const context: ErrorContext = {
       requestId: delivery.requestId,

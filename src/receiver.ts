@@ -1,4 +1,4 @@
-import { nextRequestId } from './bytes.js';
+import { nextRequestId, type SignedPiece } from './bytes.js';
 import { Claims, type Report } from './claim.js';
 import type { CryptoProvider } from './crypto/provider.js';
 import { WebhookHandlerError } from './errors.js';
@@ -100,8 +100,12 @@ export function createReceiver<
   const pipeline = createPipeline<Tx>({
     ...opts,
     check: (input, now) => verifier.verify(input, now),
+    explainSignature: (reason, request) => verifier.profile.explain(reason, request),
     parseEvent: createEventParser(opts.events),
-    dedupeKey: (mode, event, body) => dedupeKey(verifier.crypto, mode, event, body),
+    dedupeKey: (mode, event, request) =>
+      typeof event.id === 'string'
+        ? `${mode}:${event.id}`
+        : signedContentKey(verifier.crypto, mode, verifier.signedBody(request)),
     registry: registry as unknown as HandlerRegistry<never, Tx>,
     claims: new Claims<Tx>({
       store: opts.store as unknown as DedupeStore<Tx>,
@@ -194,14 +198,12 @@ export function createReceiver<
 /** Durable queue counts before the engine was first read. */
 const NOT_READ = { waiting: 0, running: 0, retrying: 0, deadLettered: 0, readAt: 0 };
 
-/** The dedupe key, per mode: the event's id, or the SHA-256 of the body for an event without one. */
-function dedupeKey(
-  crypto: CryptoProvider,
-  mode: Mode,
-  event: { id?: string },
-  body: string | Uint8Array,
-): string | Promise<string> {
-  if (typeof event.id === 'string') return `${mode}:${event.id}`;
+/**
+ * The dedupe key of an event without an id: the SHA-256 of what the sender signed, per mode. Not of the raw
+ * body: a body signature's member can be re-spelled (hex case, its place, a repeated v1) without changing what
+ * was signed, and each spelling would otherwise run the handlers again.
+ */
+function signedContentKey(crypto: CryptoProvider, mode: Mode, body: SignedPiece): string | Promise<string> {
   if (crypto.sync) return `${mode}:sha256:${crypto.sha256Hex(body)}`;
   return crypto.sha256Hex(body).then((hash) => `${mode}:sha256:${hash}`);
 }

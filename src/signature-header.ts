@@ -109,7 +109,7 @@ function scanPlain(header: string | null | undefined): HeaderScan {
 }
 
 /**
- * A scan with room for the fields the verifier's reading adds (failure, timestamp, id, body): completing it
+ * A scan with room for the fields the verifier's reading adds (failure, timestamp, id, problem, body): completing it
  * then keeps the object's shape, which keeps the per-request path monomorphic.
  */
 function emptyScan(): HeaderScan {
@@ -121,6 +121,7 @@ function emptyScan(): HeaderScan {
     failure: undefined,
     timestamp: Number.NaN,
     id: undefined,
+    problem: undefined,
     body: '',
   } as HeaderScan;
 }

@@ -1,4 +1,9 @@
-/** Where one top-level member of a JSON object sits in the text: `"key"` starts at `start`, its value ends at `end`. */
+import { type Bytes, concatBytes, toBytes } from '../bytes.js';
+
+/**
+ * Where one top-level member of a JSON object sits in the body's bytes: its key's opening quote is at
+ * `start`, its value runs from `valueStart` to just before `end`.
+ */
 export interface MemberSpan {
   name: string;
   start: number;
@@ -6,75 +11,115 @@ export interface MemberSpan {
   end: number;
 }
 
+/** Why a body cannot carry a top-level member: it is no JSON text at all, or not an object. */
+export type BodyShapeProblem = 'body_not_json' | 'body_not_object';
+
+const decoder = new TextDecoder();
+
 /**
- * The top-level members of a JSON object text, in order, or undefined when the text is not one object.
- * Only the structure is read (strings, nesting, separators): values are not parsed, nested objects are
- * skipped whole, so a `signature` key inside `data` is never taken for the top-level one.
+ * The top-level members of a JSON object body, in order, or why there are none to read. Works on the bytes:
+ * every structural character of JSON is ASCII, and no byte of a multi-byte UTF-8 sequence is, so no decoding
+ * is needed to find them. Only the structure is read (strings, nesting, separators): values are not parsed,
+ * nested objects are skipped whole, so a `signature` key inside `data` is never taken for the top-level one.
  */
-export function topLevelMembers(text: string): MemberSpan[] | undefined {
-  let at = skipSpace(text, 0);
-  if (text.charCodeAt(at) !== 123 /* { */) return undefined;
-  at = skipSpace(text, at + 1);
+export function topLevelMembers(bytes: Bytes): MemberSpan[] | BodyShapeProblem {
+  let at = skipSpace(bytes, 0);
+  const first = bytes[at];
+  if (first !== 123 /* { */)
+    return first === 91 || first === 34 || isScalarStart(first) ? 'body_not_object' : 'body_not_json';
+  at = skipSpace(bytes, at + 1);
   const members: MemberSpan[] = [];
-  if (text.charCodeAt(at) === 125 /* } */)
-    return skipSpace(text, at + 1) === text.length ? members : undefined;
+  if (bytes[at] === 125 /* } */) return skipSpace(bytes, at + 1) === bytes.length ? members : 'body_not_json';
   for (;;) {
     const start = at;
-    const keyEnd = stringEnd(text, at);
-    if (keyEnd < 0) return undefined;
-    const name = decodeKey(text.slice(start, keyEnd));
-    if (name === undefined) return undefined;
-    at = skipSpace(text, keyEnd);
-    if (text.charCodeAt(at) !== 58 /* : */) return undefined;
-    const valueStart = skipSpace(text, at + 1);
-    const end = valueEnd(text, valueStart);
-    if (end < 0) return undefined;
+    const keyEnd = stringEnd(bytes, at);
+    if (keyEnd < 0) return 'body_not_json';
+    const name = decodeString(bytes.subarray(start, keyEnd));
+    if (name === undefined) return 'body_not_json';
+    at = skipSpace(bytes, keyEnd);
+    if (bytes[at] !== 58 /* : */) return 'body_not_json';
+    const valueStart = skipSpace(bytes, at + 1);
+    const end = valueEnd(bytes, valueStart);
+    if (end < 0) return 'body_not_json';
     members.push({ name, start, valueStart, end });
-    at = skipSpace(text, end);
-    const next = text.charCodeAt(at);
-    if (next === 125 /* } */) return skipSpace(text, at + 1) === text.length ? members : undefined;
-    if (next !== 44 /* , */) return undefined;
-    at = skipSpace(text, at + 1);
+    at = skipSpace(bytes, end);
+    const next = bytes[at];
+    if (next === 125) return skipSpace(bytes, at + 1) === bytes.length ? members : 'body_not_json';
+    if (next !== 44 /* , */) return 'body_not_json';
+    at = skipSpace(bytes, at + 1);
   }
 }
 
 /**
- * The text without member `index`, together with the separator that joins it to a neighbour: from its key to
- * the next member's key, or, when it is the last of several, from the end of the previous member's value.
- * Whitespace elsewhere is kept, byte for byte.
+ * The body without member `index`: the one cut rule of a body signature, shared by the verifier and the
+ * signer. Removed are the member's key, the colon, its value, exactly one comma joining it to a neighbour,
+ * and the JSON whitespace (space, tab, LF, CR) between those; nothing else:
+ * - a member followed by another: from its key's opening quote up to the next member's key (its own comma
+ *   and the whitespace on both sides of that comma go; the whitespace before its key stays);
+ * - the last of several: from the end of the previous member's value up to the end of its own value (the
+ *   comma before it and the whitespace on both sides go; the whitespace after its value stays);
+ * - the only member: its key to the end of its value.
+ * Every other byte stays as received: nothing is parsed or re-serialized.
  */
-export function withoutMember(text: string, members: readonly MemberSpan[], index: number): string {
+export function withoutMember(bytes: Bytes, members: readonly MemberSpan[], index: number): Bytes {
   const member = members[index] as MemberSpan;
   const next = members[index + 1];
-  if (next) return text.slice(0, member.start) + text.slice(next.start);
   const previous = members[index - 1];
-  if (previous) return text.slice(0, previous.end) + text.slice(member.end);
-  return text.slice(0, member.start) + text.slice(member.end);
+  const [from, to] = next
+    ? [member.start, next.start]
+    : previous
+      ? [previous.end, member.end]
+      : [member.start, member.end];
+  return concatBytes([bytes.subarray(0, from), bytes.subarray(to)]);
 }
 
 /**
- * The inverse of withoutMember for the last position: `"name":value` after the last member's value (or right
- * after `{` in an empty object), so that removing it gives back `text` exactly.
+ * The inverse of withoutMember for the last position: `,"name":value` right after the last member's value
+ * (or `"name":value` right after `{` in an empty object), so that the cut gives back `bytes` exactly.
  */
-export function withMemberLast(text: string, members: readonly MemberSpan[], member: string): string {
+export function withMemberLast(bytes: Bytes, members: readonly MemberSpan[], member: string): Bytes {
   const last = members[members.length - 1];
-  const at = last ? last.end : text.indexOf('{') + 1;
-  return `${text.slice(0, at)}${last ? ',' : ''}${member}${text.slice(at)}`;
+  const at = last ? last.end : bytes.indexOf(123) + 1;
+  return concatBytes([bytes.subarray(0, at), toBytes(`${last ? ',' : ''}${member}`), bytes.subarray(at)]);
 }
 
-function skipSpace(text: string, at: number): number {
+/**
+ * Whether a member named `name` sits anywhere below the top level; read on the rejection path only, to say
+ * why a body signature is missing rather than guess. Never throws (a body too deep to walk counts as none).
+ */
+export function hasNestedMember(bytes: Bytes, name: string): boolean {
+  const below = (value: unknown): boolean =>
+    typeof value === 'object' &&
+    value !== null &&
+    Object.entries(value).some(([key, inner]) => key === name || below(inner));
+  try {
+    const parsed: unknown = JSON.parse(decoder.decode(bytes));
+    return typeof parsed === 'object' && parsed !== null && Object.values(parsed).some(below);
+  } catch {
+    return false;
+  }
+}
+
+function skipSpace(bytes: Bytes, at: number): number {
   for (;;) {
-    const code = text.charCodeAt(at);
+    const code = bytes[at];
     if (code !== 32 && code !== 9 && code !== 10 && code !== 13) return at;
     at++;
   }
 }
 
+function isScalarStart(code: number | undefined): boolean {
+  return (
+    code !== undefined &&
+    (code === 45 || (code >= 48 && code <= 57) || code === 116 || code === 102 || code === 110)
+  );
+}
+
 /** Index just past the closing quote of the string starting at `at`, or -1. */
-function stringEnd(text: string, at: number): number {
-  if (text.charCodeAt(at) !== 34 /* " */) return -1;
-  for (let i = at + 1; i < text.length; i++) {
-    const code = text.charCodeAt(i);
+function stringEnd(bytes: Bytes, at: number): number {
+  if (bytes[at] !== 34 /* " */) return -1;
+  for (let i = at + 1; i < bytes.length; i++) {
+    const code = bytes[i];
     if (code === 92 /* \ */) i++;
     else if (code === 34) return i + 1;
   }
@@ -82,19 +127,19 @@ function stringEnd(text: string, at: number): number {
 }
 
 /** Index just past the value starting at `at` (nested objects and arrays skipped whole), or -1. */
-function valueEnd(text: string, at: number): number {
-  const first = text.charCodeAt(at);
-  if (first === 34) return stringEnd(text, at);
+function valueEnd(bytes: Bytes, at: number): number {
+  const first = bytes[at];
+  if (first === 34) return stringEnd(bytes, at);
   if (first !== 123 && first !== 91 /* [ */) {
     let i = at;
-    while (i < text.length && !',}] \t\n\r'.includes(text.charAt(i))) i++;
+    while (i < bytes.length && !isValueDelimiter(bytes[i] as number)) i++;
     return i === at ? -1 : i;
   }
   let depth = 0;
-  for (let i = at; i < text.length; i++) {
-    const code = text.charCodeAt(i);
+  for (let i = at; i < bytes.length; i++) {
+    const code = bytes[i];
     if (code === 34) {
-      i = stringEnd(text, i) - 1;
+      i = stringEnd(bytes, i) - 1;
       if (i < 0) return -1;
     } else if (code === 123 || code === 91) depth++;
     else if (code === 125 || code === 93) {
@@ -105,32 +150,41 @@ function valueEnd(text: string, at: number): number {
   return -1;
 }
 
-/** A key as JSON reads it, escapes decoded (`"sig\u006eature"` is `signature`); undefined when invalid. */
-function decodeKey(raw: string): string | undefined {
-  if (!raw.includes('\\')) return raw.slice(1, -1);
+function isValueDelimiter(code: number): boolean {
+  return (
+    code === 44 || code === 125 || code === 93 || code === 32 || code === 9 || code === 10 || code === 13
+  );
+}
+
+/**
+ * A JSON string token as JSON reads it (`"sig\u006eature"` is `signature`), or undefined when it is not a valid
+ * one: a raw control character or a bad escape would otherwise pass here and fail the receiver's JSON.parse.
+ */
+function decodeString(raw: Bytes): string | undefined {
+  let escaped = false;
+  for (const code of raw) {
+    if (code < 0x20) return undefined;
+    if (code === 92) escaped = true;
+  }
+  const text = decoder.decode(raw);
+  if (!escaped) return text.slice(1, -1);
   try {
-    return JSON.parse(raw) as string;
+    return JSON.parse(text) as string;
   } catch {
     return undefined;
   }
 }
 
-/** A member's value as a string, when it is a JSON string; undefined otherwise. */
-export function stringValue(text: string, member: MemberSpan): string | undefined {
-  if (text.charCodeAt(member.valueStart) !== 34) return undefined;
-  const raw = text.slice(member.valueStart, member.end);
-  if (!raw.includes('\\')) return raw.slice(1, -1);
-  try {
-    return JSON.parse(raw) as string;
-  } catch {
-    return undefined;
-  }
+/** A member's value as a string, when it is a valid JSON string; undefined otherwise. */
+export function stringValue(bytes: Bytes, member: MemberSpan): string | undefined {
+  if (bytes[member.valueStart] !== 34) return undefined;
+  return decodeString(bytes.subarray(member.valueStart, member.end));
 }
 
 /** A member's value parsed, when it is a number or a string; undefined otherwise. */
-export function scalarValue(text: string, member: MemberSpan): string | number | undefined {
-  const asString = stringValue(text, member);
+export function scalarValue(bytes: Bytes, member: MemberSpan): string | number | undefined {
+  const asString = stringValue(bytes, member);
   if (asString !== undefined) return asString;
-  const number = Number(text.slice(member.valueStart, member.end));
+  const number = Number(decoder.decode(bytes.subarray(member.valueStart, member.end)));
   return Number.isFinite(number) ? number : undefined;
 }

@@ -2,13 +2,14 @@ import type { SignedPiece } from '../bytes.js';
 import type { HashName } from '../crypto/provider.js';
 import { WebhookConfigError } from '../errors.js';
 import type { SignatureSyntax } from '../signature-header.js';
-import { buildProfile, createProfile, type SignatureProfile } from './profile.js';
+import { buildProfile, type SignatureProfile } from './profile.js';
 import {
   type BodySignedContent,
   resolveConfig,
   type SignatureProfileConfig,
   type TimestampSource,
 } from './profile-config.js';
+import type { OptionNames } from './profile-text.js';
 
 /**
  * The older way to change the algorithm and signed content of the default header format; a profile
@@ -27,24 +28,34 @@ export const defaultScheme: SignatureScheme = {
 
 export const DEFAULT_SIGNATURE_HEADER = 'webhook-signature';
 
+/** The default profile is adjusted by the receiver's own options: its messages name those. */
+const defaultOptions: OptionNames = (part) =>
+  part === 'signature' ? 'set the signatureHeader option' : 'make a profile of your own with createProfile';
+
 /** The service's preview format: `webhook-signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`. */
-export const defaultProfile: SignatureProfile = createProfile({
-  name: 'default',
-  signature: { header: DEFAULT_SIGNATURE_HEADER, syntax: 't-v1' },
-});
+export const defaultProfile: SignatureProfile = buildProfile(
+  resolveConfig({ name: 'default', signature: { header: DEFAULT_SIGNATURE_HEADER, syntax: 't-v1' } }),
+  undefined,
+  defaultOptions,
+);
 
 /**
  * Standard Webhooks (standardwebhooks.com): `webhook-id`, `webhook-timestamp`, and
  * `webhook-signature: v1,<base64> v1,<base64>…` over `<id>.<timestamp>.<body>`, secret `whsec_<base64>`.
  */
-export const standardWebhooks: SignatureProfile = createProfile({
-  name: 'standard-webhooks',
-  signature: { header: 'webhook-signature', syntax: 'v1-list' },
-  timestamp: { header: 'webhook-timestamp' },
-  id: { header: 'webhook-id' },
-  encoding: 'base64',
-  secretFormat: 'whsec',
-});
+export const standardWebhooks: SignatureProfile = buildProfile(
+  resolveConfig({
+    name: 'standard-webhooks',
+    signature: { header: 'webhook-signature', syntax: 'v1-list' },
+    timestamp: { header: 'webhook-timestamp' },
+    id: { header: 'webhook-id' },
+    encoding: 'base64',
+    secretFormat: 'whsec',
+  }),
+  undefined,
+  // The header names are the standard's own: another name means another format.
+  (part) => `make a profile of your own with createProfile (its ${part}.header)`,
+);
 
 export interface BodySignatureOptions
   extends Omit<SignatureProfileConfig, 'signature' | 'timestamp' | 'name'> {
@@ -65,11 +76,13 @@ export interface BodySignatureOptions
  */
 export function bodySignature(options: BodySignatureOptions = {}): SignatureProfile {
   const { field = 'signature', syntax = 't-v1', content = 'raw-without-member', name, ...rest } = options;
-  return createProfile({
+  const config = resolveConfig({
     ...rest,
     name: name ?? 'body-signature',
     signature: { bodyField: field, syntax, content },
   });
+  const option = { signature: 'field', timestamp: 'timestamp', id: 'id' } as const;
+  return buildProfile(config, undefined, (part) => `set bodySignature({ ${option[part]} })`);
 }
 
 /** The presets by the names the CLI's --profile takes. */
@@ -108,5 +121,5 @@ export function resolveProfile(options: {
     signature: { header: signatureHeader ?? DEFAULT_SIGNATURE_HEADER, syntax: 't-v1' },
     ...(scheme ? { hash: scheme.hash } : {}),
   });
-  return buildProfile(config, scheme?.signedContent);
+  return buildProfile(config, scheme?.signedContent, defaultOptions);
 }

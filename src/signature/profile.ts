@@ -1,10 +1,12 @@
-import { type SignedPiece, utf8Text } from '../bytes.js';
+import { type Bytes, type SignedPiece, toBytes, utf8Text } from '../bytes.js';
 import type { DigestEncoding, HashName } from '../crypto/provider.js';
-import { WebhookConfigError } from '../errors.js';
+import { type SignatureFailureReason, WebhookConfigError } from '../errors.js';
 import { getHeader, type HeaderSource } from '../request.js';
 import type { SecretFormat } from '../secrets.js';
 import { type HeaderScan, headerScanners, isDigits } from '../signature-header.js';
 import {
+  type BodyShapeProblem,
+  hasNestedMember,
   type MemberSpan,
   scalarValue,
   stringValue,
@@ -18,6 +20,12 @@ import {
   type SignatureProfileConfig,
   type Slot,
 } from './profile-config.js';
+import {
+  createProfileOptions,
+  describeProfile,
+  type OptionNames,
+  type SignatureProblem,
+} from './profile-text.js';
 
 /** What a request carries for its signature, read by the profile's one parser; the verifier checks the rest. */
 export interface SignatureReading extends HeaderScan {
@@ -26,6 +34,8 @@ export interface SignatureReading extends HeaderScan {
   /** Unix seconds (NaN until read). */
   timestamp: number;
   id: string | undefined;
+  /** What exactly is wrong when `failure` is set, when the reading can tell. */
+  problem: SignatureProblem | undefined;
   /** The body as signed: the raw body, or for a body signature the body without its member. */
   body: SignedPiece;
 }
@@ -48,6 +58,14 @@ export interface SignatureProfile {
   readonly headers: readonly string[];
   /** The config it was made from, defaults filled in. */
   readonly config: Readonly<ResolvedConfig>;
+  /** The format in one line, for example `webhook-signature: t=<unix seconds>,v1=<hex>`. */
+  readonly format: string;
+  /**
+   * What a failure means under this profile and what to do: its header or body member, its syntax, the option
+   * that names it. Given the request, a missing or malformed signature is pinpointed (a timestamp header, a
+   * repeated member…). Never a secret, a signature or the body.
+   */
+  explain(reason: SignatureFailureReason, request?: { headers: HeaderSource; body: SignedPiece }): string;
   /** Reads the request's signature parts. Never throws. */
   read(headers: HeaderSource, body: SignedPiece): SignatureReading;
   /** The signed content, as pieces fed to the HMAC in order (the body is never copied). */
@@ -69,12 +87,18 @@ export function createProfile(config: SignatureProfileConfig): SignatureProfile 
   return buildProfile(resolveConfig(config));
 }
 
+export type { SignatureProblem } from './profile-text.js';
+
 type Fill = (reading: { timestampText: string | undefined; id: string | undefined }) => string;
 
-/** `custom` replaces the template: the older `scheme` option's signedContent function. */
+/**
+ * `custom` replaces the template: the older `scheme` option's signedContent function. `options` names, in
+ * messages, what a user sets to change each part (default: the createProfile config paths).
+ */
 export function buildProfile(
   config: ResolvedConfig,
   custom?: (timestamp: string, body: SignedPiece) => readonly SignedPiece[],
+  options: OptionNames = createProfileOptions(config),
 ): SignatureProfile {
   const { signature, timestamp: timestampSource, id: idSource } = config;
   const signatureHeader = 'header' in signature ? signature.header : undefined;
@@ -96,38 +120,38 @@ export function buildProfile(
     bodyField !== undefined || (typeof timestampSource === 'object' && 'bodyField' in timestampSource);
 
   const read = (headers: HeaderSource, body: SignedPiece): SignatureReading => {
-    let members: MemberSpan[] | undefined;
-    let text = '';
+    let bytes: Bytes | undefined;
+    let members: MemberSpan[] | BodyShapeProblem | undefined;
     if (needsBody) {
-      text = utf8Text(body);
-      members = topLevelMembers(text);
+      bytes = toBytes(body);
+      members = topLevelMembers(bytes);
     }
     const reading = bodyField
-      ? readBodySignature(text, members, bodyField, scan)
+      ? readBodySignature(bytes as Bytes, members, bodyField.bodyField, scan)
       : withReadingFields(scan(getHeader(headers, signatureHeader as string)), body);
     if (!reading.present) return failed(reading, 'missing_signature');
     if (reading.failure) return reading;
-    if (reading.signatures.length === 0) return failed(reading, 'malformed_signature');
+    if (reading.signatures.length === 0) return failed(reading, 'malformed_signature', 'signature_syntax');
     if (timestampSource === 'signature') {
       if (reading.timestamps !== 1 || !isDigits(reading.timestampText))
-        return failed(reading, 'malformed_signature');
+        return failed(reading, 'malformed_signature', 'signature_syntax');
       reading.timestamp = Number(reading.timestampText);
     } else if ('header' in timestampSource) {
       const value = getHeader(headers, timestampSource.header)?.trim();
-      if (!isDigits(value)) return failed(reading, 'malformed_signature');
+      if (!isDigits(value)) return failed(reading, 'malformed_signature', 'timestamp_invalid');
       reading.timestamps = 1;
       reading.timestampText = value;
       reading.timestamp = Number(value);
     } else {
-      const seconds = bodyTimestamp(text, members, timestampSource.bodyField);
-      if (seconds === undefined) return failed(reading, 'malformed_signature');
+      const seconds = bodyTimestamp(bytes as Bytes, members, timestampSource.bodyField);
+      if (seconds === undefined) return failed(reading, 'malformed_signature', 'timestamp_invalid');
       reading.timestamps = 1;
       reading.timestampText = String(seconds);
       reading.timestamp = seconds;
     }
     if (idSource) {
       reading.id = getHeader(headers, idSource.header)?.trim();
-      if (!reading.id) return failed(reading, 'malformed_signature');
+      if (!reading.id) return failed(reading, 'malformed_signature', 'id_missing');
     }
     return reading;
   };
@@ -143,11 +167,11 @@ export function buildProfile(
   const prepareSigning: SignatureProfile['prepareSigning'] = ({ body, timestamp, id }) => {
     if (idSource && !id)
       throw new WebhookConfigError(`Signature profile '${config.name}' signs a message id: give id.`);
-    const text = needsBody ? utf8Text(body) : '';
-    const members = text ? topLevelMembers(text) : undefined;
+    const bytes = needsBody ? toBytes(body) : undefined;
+    const members = bytes ? topLevelMembers(bytes) : undefined;
     let seconds = timestamp;
     if (typeof timestampSource === 'object' && 'bodyField' in timestampSource) {
-      const fromBody = bodyTimestamp(text, members, timestampSource.bodyField);
+      const fromBody = bodyTimestamp(bytes as Bytes, members, timestampSource.bodyField);
       if (fromBody === undefined || (timestamp !== undefined && timestamp !== fromBody)) {
         throw new WebhookConfigError(
           `Signature profile '${config.name}' takes the timestamp from the body's "${timestampSource.bodyField}" (ISO 8601 or unix seconds): set it there${timestamp === undefined ? '' : ' to the timestamp you sign with'}.`,
@@ -157,15 +181,16 @@ export function buildProfile(
     }
     if (seconds === undefined) throw new WebhookConfigError('A timestamp (unix seconds) is needed to sign.');
     const timestampText = String(seconds);
-    let signedBody = body;
-    if (bodyField) {
-      if (!members || members.some((member) => member.name === bodyField.bodyField)) {
-        throw new WebhookConfigError(
-          `Signature profile '${config.name}' signs a JSON object body without a top-level "${bodyField.bodyField}" member: the signer adds it.`,
-        );
-      }
-      signedBody = bodyField.content === 'json-without-member' ? JSON.stringify(JSON.parse(text)) : text;
+    if (
+      bodyField &&
+      (typeof members !== 'object' || members.some((member) => member.name === bodyField.bodyField))
+    ) {
+      throw new WebhookConfigError(
+        `Signature profile '${config.name}' signs a JSON object body without a top-level "${bodyField.bodyField}" member: the signer adds it.`,
+      );
     }
+    // The payload is signed as given; the member goes after the last one, so the verifier's cut gives it back.
+    const signedBody = body;
     return {
       reading: { timestampText, id, body: signedBody },
       timestamp: seconds,
@@ -179,9 +204,20 @@ export function buildProfile(
           return { headers: out, body };
         }
         const member = `${JSON.stringify(bodyField.bodyField)}:${JSON.stringify(format(timestampText, encoded))}`;
-        return { headers: out, body: withMemberLast(text, members as MemberSpan[], member) };
+        const sent = withMemberLast(bytes as Bytes, members as MemberSpan[], member);
+        return { headers: out, body: typeof body === 'string' ? utf8Text(sent) : sent };
       },
     };
+  };
+
+  const text = describeProfile(config, options, custom !== undefined);
+  const explain: SignatureProfile['explain'] = (reason, request) => {
+    if (!request || (reason !== 'missing_signature' && reason !== 'malformed_signature'))
+      return text.message(reason);
+    const problem = read(request.headers, request.body).problem;
+    if (problem === undefined && bodyField && hasNestedMember(toBytes(request.body), bodyField.bodyField))
+      return text.message(reason, 'member_nested');
+    return text.message(reason, problem);
   };
 
   return {
@@ -192,6 +228,8 @@ export function buildProfile(
     signatureHeader,
     headers,
     config,
+    format: text.format,
+    explain,
     read,
     signedContent,
     prepareSigning,
@@ -204,6 +242,7 @@ function withReadingFields(scan: HeaderScan, body: SignedPiece): SignatureReadin
   reading.failure = undefined;
   reading.timestamp = Number.NaN;
   reading.id = undefined;
+  reading.problem = undefined;
   reading.body = body;
   return reading;
 }
@@ -211,8 +250,10 @@ function withReadingFields(scan: HeaderScan, body: SignedPiece): SignatureReadin
 function failed(
   reading: SignatureReading,
   reason: 'missing_signature' | 'malformed_signature',
+  problem?: SignatureProblem,
 ): SignatureReading {
   reading.failure = reason;
+  reading.problem = problem;
   return reading;
 }
 
@@ -241,27 +282,27 @@ function compile(parts: readonly (string | Slot)[]): Fill {
   };
 }
 
+/**
+ * The one top-level signature member, and the body without it (cut from the bytes, see withoutMember). A
+ * body that cannot carry the member, or carries it twice or not as a string, is malformed: never guessed at.
+ */
 function readBodySignature(
-  text: string,
-  members: MemberSpan[] | undefined,
-  location: { bodyField: string; content: string },
+  bytes: Bytes,
+  members: MemberSpan[] | BodyShapeProblem | undefined,
+  field: string,
   scan: (value: string | undefined) => HeaderScan,
 ): SignatureReading {
-  const found = members?.filter((member) => member.name === location.bodyField) ?? [];
-  const value = found.length === 1 ? stringValue(text, found[0] as MemberSpan) : undefined;
-  const reading = withReadingFields(scan(value), text);
-  // A body that is not a JSON object cannot carry the member: malformed rather than missing.
-  if (!members) return failed(withPresence(reading), 'malformed_signature');
-  if (found.length === 0) return reading;
-  if (value === undefined) return failed(withPresence(reading), 'malformed_signature');
-  if (location.content === 'json-without-member') {
-    const event = parseObject(text);
-    if (!event) return failed(reading, 'malformed_signature');
-    delete event[location.bodyField];
-    reading.body = JSON.stringify(event);
-  } else {
-    reading.body = withoutMember(text, members, members.indexOf(found[0] as MemberSpan));
+  if (typeof members !== 'object') {
+    const reading = withPresence(withReadingFields(scan(undefined), bytes));
+    return failed(reading, 'malformed_signature', members);
   }
+  const found = members.filter((member) => member.name === field);
+  const value = found.length === 1 ? stringValue(bytes, found[0] as MemberSpan) : undefined;
+  const reading = withReadingFields(scan(value), bytes);
+  if (found.length === 0) return reading;
+  if (found.length > 1) return failed(withPresence(reading), 'malformed_signature', 'member_repeated');
+  if (value === undefined) return failed(withPresence(reading), 'malformed_signature', 'member_not_string');
+  reading.body = withoutMember(bytes, members, members.indexOf(found[0] as MemberSpan));
   return reading;
 }
 
@@ -272,10 +313,15 @@ function withPresence(reading: SignatureReading): SignatureReading {
 }
 
 /** Unix seconds from a body field: a whole number, or ISO 8601 text with an offset. */
-function bodyTimestamp(text: string, members: MemberSpan[] | undefined, field: string): number | undefined {
-  const found = members?.filter((member) => member.name === field);
-  if (found?.length !== 1) return undefined;
-  const value = scalarValue(text, found[0] as MemberSpan);
+function bodyTimestamp(
+  bytes: Bytes,
+  members: MemberSpan[] | BodyShapeProblem | undefined,
+  field: string,
+): number | undefined {
+  if (typeof members !== 'object') return undefined;
+  const found = members.filter((member) => member.name === field);
+  if (found.length !== 1) return undefined;
+  const value = scalarValue(bytes, found[0] as MemberSpan);
   if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
   if (value === undefined) return undefined;
   if (isDigits(value)) return Number(value);
@@ -283,12 +329,4 @@ function bodyTimestamp(text: string, members: MemberSpan[] | undefined, field: s
   if (!/(Z|[+-]\d{2}:\d{2})$/.test(value)) return undefined;
   const ms = Date.parse(value);
   return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
-}
-
-function parseObject(text: string): Record<string, unknown> | undefined {
-  try {
-    return JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,3 +1,4 @@
+import type { SignedPiece } from '../bytes.js';
 import {
   type CryptoProvider,
   defaultCryptoProvider,
@@ -47,6 +48,12 @@ export interface Verifier<
   /** Checks in order: signature parts present and well-formed, timestamp tolerance, then HMAC. Sync with a sync provider. */
   verify(request: SignedRequestParts, nowSeconds?: number): R;
   verifyAsync(request: SignedRequestParts, nowSeconds?: number): Promise<VerifyResult>;
+  /**
+   * What the sender signed as `{body}`: the raw body, or for a body signature the body without its member
+   * (cut from the bytes). The same for every re-spelling of one signature, so it identifies an event without
+   * an id.
+   */
+  signedBody(request: SignedRequestParts): SignedPiece;
 }
 
 /** Resolves secrets, profile and keys once; use it on hot paths instead of verifySignature. */
@@ -132,6 +139,7 @@ export function createVerifier(options: VerifierOptions): Verifier {
     async verifyAsync(request, now) {
       return verify(request, now);
     },
+    signedBody: (request) => profile.read(request.headers, request.body).body,
   };
 }
 

@@ -42,7 +42,7 @@ describe('listen', () => {
 
       const forged = await runCli(['send', url, '--secret', 'whsec_someone_else']);
       expect(forged.code).toBe(1);
-      await listen.waitFor(/→ 401 signature_mismatch: No v1 signature matches/);
+      await listen.waitFor(/→ 401 signature_mismatch: No signature in the webhook-signature header matches/);
       expect(listen.output()).not.toContain(SECRET);
     } finally {
       expect(await listen.stop()).toBe(0);

@@ -142,21 +142,28 @@ describe('bodySignature: the signed content is the raw body without the member',
 
 describe('bodySignature with content: json-without-member', () => {
   const canonical = bodySignature({ content: 'json-without-member', field: 'sig' });
+  const check = (payload: string) =>
+    verifySignature({ payload, secrets: SECRET, profile: canonical, now: NOW });
 
-  it('signs JSON.stringify of the event without the member, whatever the whitespace', () => {
-    const event = { id: 'evt_1', created_at: CREATED, data: { n: 1 } };
-    const sig = `t=${NOW},v1=${hmac(`${NOW}.${JSON.stringify(event)}`)}`;
-    const spaced = `{ "id" : "evt_1", "sig": "${sig}", "created_at": "${CREATED}",\n "data": { "n": 1 } }`;
-    expect(verifySignature({ payload: spaced, secrets: SECRET, profile: canonical, now: NOW })).toMatchObject(
-      { ok: true },
-    );
-    const signed = signRequest({
-      payload: JSON.stringify(event),
-      secret: SECRET,
-      profile: canonical,
-      timestamp: NOW,
-    });
-    expect(JSON.parse(signed.body as string)).toEqual({ ...event, sig });
+  it('is the same byte cut: JSON.stringify of the event with the member anywhere verifies, nothing is re-serialized', () => {
+    const event = { id: 'evt_1', created_at: CREATED, reason: null, count: 0 };
+    const signedText = JSON.stringify(event);
+    const sig = `t=${NOW},v1=${hmac(`${NOW}.${signedText}`)}`;
+    expect(check(JSON.stringify({ sig, ...event }))).toMatchObject({ ok: true });
+    expect(check(JSON.stringify({ ...event, sig }))).toMatchObject({ ok: true });
+    const sent = JSON.stringify({ ...event, sig });
+    // Each parses to what JSON.stringify would write back as the signed text; none is what was signed.
+    for (const changed of [
+      sent.replace('"reason":null', '"reason":1e999'),
+      sent.replace('"count":0', '"count":-0'),
+      sent.replace('"count":0', '"count":0.0'),
+      sent.replace('"evt_1"', '"evt\\u005f1"'),
+      sent.replace('{"id"', '{ "id"'),
+    ]) {
+      expect(check(changed)).toEqual({ ok: false, reason: 'signature_mismatch', timestamp: NOW });
+    }
+    const signed = signRequest({ payload: signedText, secret: SECRET, profile: canonical, timestamp: NOW });
+    expect(signed.body).toBe(JSON.stringify({ ...event, sig }));
   });
 });
 
@@ -191,5 +198,46 @@ describe('bodySignature through a receiver', () => {
       200,
     );
     expect(ids).toEqual([event.id]);
+  });
+});
+
+describe('bodySignature: an event without an id is deduplicated by what the sender signed', () => {
+  it('five re-spellings of one captured delivery run the handler exactly once', async () => {
+    const receiver = createReceiver({ secrets: SECRET, profile });
+    let runs = 0;
+    receiver.on('message.delivered', () => {
+      runs++;
+    });
+    const { id: _id, ...event } = createEvent('message.delivered');
+    const captured = signRequest({ payload: JSON.stringify(event), secret: SECRET, profile }).body as string;
+    const member = /,"signature":"(t=\d+,v1=([0-9a-f]+))"/.exec(captured) as RegExpExecArray;
+    const [whole, value, hex] = member as unknown as [string, string, string];
+    const unsigned = captured.replace(whole, '');
+    const respelled = [
+      captured,
+      captured.replace(hex, hex.toUpperCase()),
+      `{"signature":"${value}",${unsigned.slice(1)}`,
+      captured.replace(value, `${value},v1=${hex}`),
+      captured.replace('"signature":', '"signature" :'),
+    ];
+    expect(new Set(respelled).size).toBe(5);
+    const outcomes = [];
+    for (const body of respelled) {
+      outcomes.push(
+        await receiver.receive({
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          rawBody: new TextEncoder().encode(body),
+        }),
+      );
+    }
+    expect(outcomes.map((outcome) => [outcome.status, outcome.duplicate ?? false])).toEqual([
+      [200, false],
+      [200, true],
+      [200, true],
+      [200, true],
+      [200, true],
+    ]);
+    expect(runs).toBe(1);
   });
 });

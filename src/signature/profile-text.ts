@@ -1,0 +1,121 @@
+import type { SignatureFailureReason } from '../errors.js';
+import type { BodyShapeProblem } from './json-members.js';
+import type { ResolvedConfig, Slot } from './profile-config.js';
+
+/** What exactly is wrong with a signature that cannot be checked, when the reading can tell. */
+export type SignatureProblem =
+  | BodyShapeProblem
+  | 'member_repeated'
+  | 'member_not_string'
+  | 'member_nested'
+  | 'signature_syntax'
+  | 'timestamp_invalid'
+  | 'id_missing';
+
+/** What a user does to change where one part of the format travels, as a message says it ("set …"). */
+export type OptionNames = (part: 'signature' | 'timestamp' | 'id') => string;
+
+/** How a profile describes itself: its format in one line, and what to do about each failure. */
+export interface ProfileText {
+  /** For example `webhook-signature: t=<unix seconds>,v1=<hex>`. */
+  readonly format: string;
+  message(reason: SignatureFailureReason, problem?: SignatureProblem): string;
+}
+
+/** A profile made by createProfile is changed by its config paths. */
+export const createProfileOptions =
+  (config: ResolvedConfig): OptionNames =>
+  (part) => {
+    const signature = 'bodyField' in config.signature ? 'signature.bodyField' : 'signature.header';
+    const path = { signature, timestamp: 'timestamp', id: 'id.header' }[part];
+    return `set ${path} of createProfile({ name: '${config.name}' })`;
+  };
+
+const SYNTAX_RULE = {
+  't-v1': 'it needs exactly one t (digits only) and at least one v1',
+  'v1-list': 'it needs at least one v1,<signature> item, items separated by spaces',
+  plain: 'the whole value is the signature',
+} as const;
+
+/**
+ * Every message a profile gives, derived from its config alone: a new format describes itself here, by its
+ * config, with no message written for it. Names and syntax only: never a secret, a signature or the body.
+ */
+export function describeProfile(
+  config: ResolvedConfig,
+  options: OptionNames,
+  customContent: boolean,
+): ProfileText {
+  const { signature, timestamp, id, encoding } = config;
+  const inBody = 'bodyField' in signature;
+  const field = inBody ? signature.bodyField : '';
+  const digest = `<${encoding}>`;
+  const value =
+    signature.syntax === 't-v1'
+      ? `t=<unix seconds>,v1=${digest}`
+      : signature.syntax === 'v1-list'
+        ? `v1,${digest}[ v1,${digest}…]`
+        : digest;
+  const carrier = inBody
+    ? `the body's top-level "${signature.bodyField}" member`
+    : `the ${signature.header} header`;
+  const Carrier = carrier[0]?.toUpperCase() + carrier.slice(1);
+  const timestampPlace =
+    timestamp === 'signature'
+      ? `the t= of ${carrier}`
+      : 'header' in timestamp
+        ? `the ${timestamp.header} header`
+        : `the body's "${timestamp.bodyField}" member`;
+  const parts = [
+    inBody ? `a JSON object body with "${signature.bodyField}":"${value}"` : `${signature.header}: ${value}`,
+  ];
+  if (typeof timestamp === 'object')
+    parts.push(
+      'header' in timestamp
+        ? `${timestamp.header}: <unix seconds>`
+        : `"${timestamp.bodyField}": <ISO 8601 or unix seconds>`,
+    );
+  if (id) parts.push(`${id.header}: <message id>`);
+  const format = parts.join(', ');
+  const signed = customContent
+    ? 'the content the scheme option signs'
+    : `"${config.template.before.map(slotText).join('')}<body>${config.template.after.map(slotText).join('')}" (<body>: ${
+        inBody
+          ? `the body without its "${signature.bodyField}" member, cut from the bytes as received`
+          : 'the raw body bytes'
+      })`;
+  const tolerance = (side: string) =>
+    `The signature timestamp (${timestampPlace}) is ${side} than the tolerance.`;
+  const problems: Record<SignatureProblem, string> = {
+    body_not_json: `The body is not JSON text, so it cannot carry a top-level "${field}" member. Expected ${format}.`,
+    body_not_object: `The body is not a JSON object, so it cannot carry a top-level "${field}" member. Expected ${format}.`,
+    member_repeated: `The body has more than one top-level "${field}" member: which one was signed cannot be told, so none is used. Send it once.`,
+    member_not_string: `${Carrier} is not a JSON string: expected "${value}".`,
+    member_nested: `The body has no top-level "${field}" member, only one nested inside another value: the signature is read from the top level only. Expected ${format}.`,
+    signature_syntax: `${Carrier} is not of the form ${value}: ${SYNTAX_RULE[signature.syntax]}.`,
+    timestamp_invalid: `${timestampPlace[0]?.toUpperCase() + timestampPlace.slice(1)} is missing or not a timestamp (${
+      typeof timestamp === 'object' && 'bodyField' in timestamp
+        ? 'ISO 8601 with an offset, or unix seconds'
+        : 'unix seconds, digits only'
+    }). Send it as the service signed it, or ${options('timestamp')} if the service puts it elsewhere.`,
+    id_missing: `The ${id?.header} header (the message id, which is signed) is missing or empty. Send it as the service signed it, or ${options('id')} if the service uses another name.`,
+  };
+  const messages: Record<SignatureFailureReason, string> = {
+    missing_signature: `${Carrier} is missing or empty; expected ${format}. Send the ${inBody ? 'body' : 'header'} the service signed, or ${options('signature')} if the service uses another name.`,
+    malformed_signature: `The signature cannot be read: expected ${format}; ${SYNTAX_RULE[signature.syntax]}.`,
+    stale_timestamp: `${tolerance('older')} Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.`,
+    future_timestamp: `${tolerance('further in the future')} Check the clock of this server (NTP) or raise toleranceSeconds.`,
+    signature_mismatch: `No signature in ${carrier} matches ${signed} with any configured secret. Check that the secret is the one of this endpoint and mode, and that the body reaches the receiver as raw bytes, not re-serialized JSON.`,
+  };
+  return {
+    format,
+    message: (reason, problem) =>
+      problem !== undefined && (reason === 'missing_signature' || reason === 'malformed_signature')
+        ? problems[problem]
+        : messages[reason],
+  };
+}
+
+function slotText(part: string | Slot): string {
+  return typeof part === 'string' ? part : `<${part.slot}>`;
+}

@@ -53,7 +53,7 @@ export type {
   RejectionHandler,
   WebhookRejection,
 } from './handlers.js';
-export type { RejectionDiagnostics, SignatureHeaderShape } from './observability/diagnostics.js';
+export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
 export type {
   LineLogger,
   Logger,

@@ -16,21 +16,24 @@ export interface RejectionDiagnostics {
   headers: {
     /** Which of the headers that matter here were sent (names only). */
     present: string[];
-    signature: SignatureHeaderShape;
   };
+  /** The signature as the receiver's own profile reads it, wherever that profile carries it. */
+  signature: SignatureShape;
   /** Labels (`live[0]`, `test[1]`) of the secrets an HMAC was computed with; empty when none was reached. */
   secretsTried: readonly string[];
 }
 
 /** What the profile's parser read, counted (the same parser the verifier uses). */
-export interface SignatureHeaderShape {
+export interface SignatureShape {
+  /** The profile's format in one line (`webhook-signature: t=<unix seconds>,v1=<hex>`, …): what was expected. */
+  format: string;
   present: boolean;
   /** Number of timestamps found (`t=` items, or the timestamp header or body field; exactly one is valid). */
-  t: number;
+  timestamps: number;
   /** Number of signatures, and how many can be a digest (its encoded length; hex digits for hex). */
-  v1: number;
-  v1WellFormed: number;
-  /** Now minus the header's t, in seconds: positive when the signature is older than this server's clock. */
+  signatures: number;
+  wellFormed: number;
+  /** Now minus the signed timestamp, in seconds: positive when the signature is older than this server's clock. */
   clockSkewSeconds?: number;
 }
 
@@ -70,10 +73,11 @@ export async function rejectionDiagnostics(
       sha256Prefix: (await context.crypto.sha256Hex(body)).slice(0, SHA256_PREFIX_LENGTH),
     };
   }
-  diagnostics.headers = { present, signature };
+  diagnostics.headers = { present };
+  diagnostics.signature = signature;
   // The verifier computes HMACs only after the header and timestamp passed, and only for a candidate.
   diagnostics.secretsTried =
-    reason === 'signature_mismatch' && signature.v1WellFormed > 0 ? context.secretLabels : [];
+    reason === 'signature_mismatch' && signature.wellFormed > 0 ? context.secretLabels : [];
   return diagnostics;
 }
 
@@ -83,18 +87,24 @@ function signatureShape(
   headers: HeaderSource,
   body: SignedPiece | undefined,
   nowSeconds: number,
-): SignatureHeaderShape {
-  const shape: SignatureHeaderShape = { present: false, t: 0, v1: 0, v1WellFormed: 0 };
+): SignatureShape {
+  const shape: SignatureShape = {
+    format: profile.format,
+    present: false,
+    timestamps: 0,
+    signatures: 0,
+    wellFormed: 0,
+  };
   // A signature in the body cannot be looked at before the body was read.
   if (body === undefined && profile.signatureHeader === undefined) return shape;
   const reading = profile.read({ get: (name) => readHeader(headers, name) ?? null }, body ?? '');
   shape.present = reading.present;
   if (!shape.present) return shape;
   const candidate = candidateCheck(profile.encoding, digestLength[profile.hash]);
-  shape.t = reading.timestamps;
-  shape.v1 = reading.signatures.length;
-  shape.v1WellFormed = reading.signatures.filter(candidate).length;
-  if (shape.t === 1 && isDigits(reading.timestampText)) {
+  shape.timestamps = reading.timestamps;
+  shape.signatures = reading.signatures.length;
+  shape.wellFormed = reading.signatures.filter(candidate).length;
+  if (shape.timestamps === 1 && isDigits(reading.timestampText)) {
     shape.clockSkewSeconds = nowSeconds - Number(reading.timestampText);
   }
   return shape;

@@ -5,9 +5,10 @@ import type { SignatureSyntax } from '../signature-header.js';
 
 /**
  * How the body is signed when the signature travels inside it:
- * - `raw-without-member` (default): the raw body text with the one top-level signature member removed, together
- *   with the comma that joins it to its neighbour (see README, "Verifying by hand"); every other byte as sent.
- * - `json-without-member`: the body parsed and re-serialized with JSON.stringify, without that member.
+ * - `raw-without-member` (default): the body's bytes with the one top-level signature member cut out, together
+ *   with the comma that joins it to its neighbour (docs/signature-profiles.md, "The body without the signature
+ *   member"); every other byte as sent.
+ * - `json-without-member`: the same byte cut, kept so existing configurations work; nothing is re-serialized.
  */
 export type BodySignedContent = 'raw-without-member' | 'json-without-member';
 

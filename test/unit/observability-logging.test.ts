@@ -1,10 +1,12 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import {
+  bodySignature,
   createReceiver,
   type ReceiveRequest,
   type RejectionDiagnostics,
   signPayload,
+  standardWebhooks,
 } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { createTestLogger } from '../setup/test-logger.js';
@@ -32,6 +34,27 @@ const now = () => Math.floor(Date.now() / 1000);
 const sha12 = (body: string) => createHash('sha256').update(body).digest('hex').slice(0, 12);
 
 describe('request log line', () => {
+  it("each profile's diagnostics describe its own format, not the default header's", async () => {
+    const body = JSON.stringify(createEvent('message.delivered'));
+    const formats: string[] = [];
+    const profiles = [
+      { profile: bodySignature(), secret: LIVE[0] },
+      { profile: standardWebhooks, secret: `whsec_${Buffer.from(LIVE[0] as string).toString('base64')}` },
+    ];
+    for (const { profile, secret } of profiles) {
+      const { logger, lines } = createTestLogger();
+      const receiver = createReceiver({ secrets: secret, profile, logger });
+      await receiver.receive(request(body, { 'content-type': 'application/json' }));
+      const diagnostics = lines[0]?.fields.diagnostics as RejectionDiagnostics;
+      expect(diagnostics.signature).toMatchObject({ present: false, timestamps: 0, signatures: 0 });
+      formats.push(diagnostics.signature.format);
+    }
+    expect(formats[0]).toMatch(/^a JSON object body with "signature":/);
+    expect(formats[1]).toContain('webhook-signature');
+    expect(formats[1]).toContain('webhook-timestamp');
+    expect(formats[1]).not.toContain('t=<unix seconds>');
+  });
+
   it('one info line per processed request: request id, outcome, event id and type, mode, duration', async () => {
     const { receiver, lines } = setup();
     const event = createEvent('message.delivered');
@@ -84,14 +107,19 @@ describe('request log line', () => {
     expect(lines[0]?.fields.reason).toBe('signature_mismatch');
     expect(diagnostics).toEqual({
       body: { bytes: Buffer.byteLength(body), sha256Prefix: sha12(body) },
-      headers: {
-        present: ['content-type', 'webhook-signature'],
-        signature: { present: true, t: 1, v1: 2, v1WellFormed: 1, clockSkewSeconds: expect.any(Number) },
+      headers: { present: ['content-type', 'webhook-signature'] },
+      signature: {
+        format: 'webhook-signature: t=<unix seconds>,v1=<hex>',
+        present: true,
+        timestamps: 1,
+        signatures: 2,
+        wellFormed: 1,
+        clockSkewSeconds: expect.any(Number),
       },
       secretsTried: ['live[0]', 'live[1]', 'test[0]'],
     });
-    expect(diagnostics.headers.signature.clockSkewSeconds).toBeGreaterThanOrEqual(42);
-    expect(diagnostics.headers.signature.clockSkewSeconds).toBeLessThan(45);
+    expect(diagnostics.signature.clockSkewSeconds).toBeGreaterThanOrEqual(42);
+    expect(diagnostics.signature.clockSkewSeconds).toBeLessThan(45);
   });
 
   it('stale and future timestamps: the skew says which way the clock is off; no secret was tried', async () => {
@@ -103,7 +131,7 @@ describe('request log line', () => {
     }
     expect(lines.map((line) => line.fields.reason)).toEqual(['stale_timestamp', 'future_timestamp']);
     const skews = lines.map(
-      (line) => (line.fields.diagnostics as RejectionDiagnostics).headers.signature.clockSkewSeconds,
+      (line) => (line.fields.diagnostics as RejectionDiagnostics).signature.clockSkewSeconds,
     );
     expect(skews[0]).toBeGreaterThanOrEqual(900);
     expect(skews[1]).toBeLessThanOrEqual(-899);
@@ -126,11 +154,21 @@ describe('request log line', () => {
     const [missing, malformed, unsupported] = lines.map(
       (line) => line.fields.diagnostics as RejectionDiagnostics,
     );
-    expect(missing?.headers.signature).toEqual({ present: false, t: 0, v1: 0, v1WellFormed: 0 });
+    expect(missing?.signature).toEqual({
+      format: 'webhook-signature: t=<unix seconds>,v1=<hex>',
+      present: false,
+      timestamps: 0,
+      signatures: 0,
+      wellFormed: 0,
+    });
     expect(missing?.body?.bytes).toBe(Buffer.byteLength(body));
-    expect(malformed?.headers).toEqual({
-      present: ['content-type', 'user-agent', 'webhook-signature'],
-      signature: { present: true, t: 2, v1: 1, v1WellFormed: 0 },
+    expect(malformed?.headers).toEqual({ present: ['content-type', 'user-agent', 'webhook-signature'] });
+    expect(malformed?.signature).toEqual({
+      format: 'webhook-signature: t=<unix seconds>,v1=<hex>',
+      present: true,
+      timestamps: 2,
+      signatures: 1,
+      wellFormed: 0,
     });
     expect(unsupported?.body).toBeUndefined();
     expect(lines.map((line) => line.fields.reason)).toEqual([

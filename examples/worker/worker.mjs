@@ -14,9 +14,7 @@ export default {
       // Set it with `wrangler secret put WEBHOOK_SECRET` (the local runner passes it from the environment).
       const receiver = createReceiver({ secrets: env.WEBHOOK_SECRET });
       receiver.on('message.delivered', (event, ctx) => {
-        console.log(
-          `[${ctx.requestId}] ${event.data.message_id} delivered to ${event.data.to}`,
-        );
+        console.log(`[${ctx.requestId}] ${event.data.message_id} delivered to ${event.data.to}`);
       });
       receiver.on('message.failed', (event, ctx) => {
         console.log(`[${ctx.requestId}] ${event.data.message_id ?? 'unknown message'} failed`);

@@ -39,7 +39,7 @@ function createWebhooks(env) {
   // service's retry is processed); one whose operator is SIMULATE_SLOW_OPERATOR takes 300 ms (a concurrent
   // delivery of it gets 409 event_in_progress).
   const failedOnce = new Set();
-  receiver.on('message.delivered', async (event, ctx) => {
+  receiver.on('message.delivered', async (event) => {
     const { operator } = event.data;
     if (operator === env.SIMULATE_FAILURE_OPERATOR && !failedOnce.has(event.id)) {
       failedOnce.add(event.id);

@@ -33,8 +33,9 @@ export async function handOff(
       });
     });
   } catch (cause) {
-    // The engine's own words (unreachable, late, or refused as volatile) are what the operator needs.
-    const message = `The job engine did not take the event: ${(cause as Error)?.message ?? String(cause)}`;
+    // The engine's own words (unreachable, late, or refused as volatile) are what the operator needs: the
+    // error's message ends with its cause's.
+    const message = 'The job engine did not take the event.';
     await context.reportError(new WebhookHandlerError('queue_unavailable', message, { cause }), {
       ...context.errorContext,
       reason: 'queue_unavailable',

@@ -85,7 +85,7 @@ describe('a receiver with a durable queue', () => {
     expect(JSON.parse(down.body).error.message).toMatch(/job engine/);
     expect(JSON.parse(down.body).error.message).not.toMatch(/dedupe store/);
     expect(told).toEqual([
-      `queue_unavailable ${event.id}: The job engine did not take the event: engine down`,
+      `queue_unavailable ${event.id}: The job engine did not take the event. Cause: engine down`,
     ]);
   });
 });

@@ -1,13 +1,13 @@
 import type { WebhookHandlerError } from '../errors.js';
 import type { ErrorContext, HandlerContext } from '../handlers.js';
-import type { Mode } from '../secrets.js';
+import type { DeliveryContext } from './delivery-context.js';
 
 /** What a durable job carries: the verified, parsed event and the context its handlers get. */
 export interface DurableJob {
   /** The dedupe key, the job's identity in the engine: `<mode>:<event id>` or `<mode>:sha256:<hex>`. */
   key: string;
   event: { type: string; id?: string; [field: string]: unknown };
-  ctx: { requestId: string; mode: Mode; timestamp: number; dedupeKey: string };
+  ctx: DeliveryContext;
 }
 
 /** What the engine said about an event handed to it. */

@@ -5,9 +5,12 @@ import {
   createReceiver,
   type ErrorContext,
   type HandlerContext,
+  type SignatureProfile,
+  standardWebhooks,
   type WebhookHandlerError,
 } from '../../src/index.js';
 import { registerMetrics } from '../../src/prometheus.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { deliveredEvent, delivery, expectAccepted, expectError, gate, SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';
 
@@ -21,6 +24,9 @@ export interface Engine<Q extends DurableQueue> {
   cleanup(): Promise<void>;
 }
 
+/** A secret in the Standard Webhooks form, whose profile signs a message id. */
+const WHSEC = `whsec_${Buffer.from('durable-conformance-secret').toString('base64')}`;
+
 /** What every durable queue must do, run against the real engine. */
 export function describeDurableQueue<Q extends DurableQueue>(name: string, engine: Engine<Q>) {
   const closers: (() => Promise<unknown>)[] = [];
@@ -28,9 +34,11 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
     for (const close of closers.reverse()) await close();
     await engine.cleanup();
   });
-  const setUp = (attempts: number) => {
+  const setUp = (attempts: number, profile?: SignatureProfile) => {
     const queue = engine.queue(attempts);
-    const receiver = createReceiver({ secrets: SECRET, queue });
+    const receiver = profile
+      ? createReceiver({ secrets: WHSEC, queue, profile })
+      : createReceiver({ secrets: SECRET, queue });
     closers.push(() => queue.close?.() ?? Promise.resolve());
     return { queue, receiver };
   };
@@ -68,6 +76,34 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
         tx: undefined,
       });
       await worker.close();
+    });
+
+    it("gives a worker's handlers the context the receiver's direct path gives, messageId included", async () => {
+      const { queue, receiver } = setUp(1, standardWebhooks);
+      const direct = createReceiver({ secrets: WHSEC, profile: standardWebhooks });
+      const seen: HandlerContext[] = [];
+      const ran = gate();
+      for (const one of [direct, receiver]) {
+        one.on('message.delivered', (_event, ctx) => {
+          seen.push(ctx);
+          if (one === receiver) ran.open();
+        });
+      }
+      const signed = createSignedRequest(createEvent('message.delivered'), {
+        secret: WHSEC,
+        profile: standardWebhooks,
+      });
+      const request = { method: 'POST', headers: signed.headers, rawBody: signed.body };
+      expectAccepted(await direct.receive(request), 200);
+      expectAccepted(await receiver.receive(request), 202);
+      await start(receiver, queue);
+      await ran.opened;
+      const [viaReceiver, viaWorker] = seen as [HandlerContext, HandlerContext];
+      expect(viaReceiver.messageId).toBe(signed.headers['webhook-id']);
+      const { requestId: _direct, ...directFields } = viaReceiver;
+      const { requestId: _durable, attempt, ...workerFields } = viaWorker;
+      expect(attempt).toBe(1);
+      expect(workerFields).toEqual(directFields);
     });
 
     it('retries a failing handler and dead-letters it after the last attempt, telling onError', async () => {

@@ -26,6 +26,9 @@ export interface ErrorContext {
   eventId?: string;
   eventType?: string;
   mode?: Mode;
+  /** Durable workers: the run of the job that failed (from 1), and the runs the job was allowed. */
+  attempt?: number;
+  attempts?: number;
 }
 
 export type EventHandler<E, Tx = undefined> = (event: E, ctx: HandlerContext<Tx>) => unknown;

@@ -84,6 +84,12 @@ export interface DurableWorkerOptions<Q extends DurableQueue> {
   queue: Q;
   /** Jobs this worker runs at once. Default 16. */
   concurrency?: number;
+  /**
+   * How long a job's handlers may run (ms). Past it the attempt counts as failed (onError hears
+   * handler_timeout if it was the last): the job is retried, and close() is never held by it. The handler
+   * itself cannot be stopped; make it end. Default 60000.
+   */
+  handlerTimeoutMs?: number;
 }
 
 export interface WorkerCounters {
@@ -99,6 +105,10 @@ export interface WorkerCounters {
 
 /** A running worker: stop it with close() (running jobs finish, unstarted ones stay queued). */
 export interface DurableWorker {
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs and waits for the running ones (each at most handlerTimeoutMs). With `timeoutMs`,
+   * the jobs still running after it fail their attempt (the engine retries them) and close() returns.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
   counters(): WorkerCounters;
 }

@@ -19,7 +19,8 @@ describeDurableQueue('BullMQ', {
       backoffMs: 50,
       countsIntervalMs: 100,
     }),
-  worker: (receiver, queue, concurrency) => createWorker({ receiver, queue, concurrency }),
+  worker: (receiver, queue, concurrency, options) =>
+    createWorker({ receiver, queue, concurrency, ...options }),
   // Nothing listens on port 1: the client keeps reconnecting, so the enqueue deadline answers.
   unreachable: () => {
     const client = createClient({ url: 'redis://127.0.0.1:1' });

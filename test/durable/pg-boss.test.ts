@@ -17,8 +17,8 @@ describeDurableQueue('pg-boss', {
       backoffMs: 1000,
       countsIntervalMs: 100,
     }),
-  worker: (receiver, queue, concurrency) =>
-    createWorker({ receiver, queue, concurrency, pollingIntervalSeconds: 0.5 }),
+  worker: (receiver, queue, concurrency, options) =>
+    createWorker({ receiver, queue, concurrency, pollingIntervalSeconds: 0.5, ...options }),
   unreachable: () =>
     pgBossQueue({ connectionString: 'postgres://postgres@127.0.0.1:1/test', schema, name: 'down' }),
   async cleanup() {

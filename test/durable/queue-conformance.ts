@@ -17,7 +17,12 @@ import { until } from '../support/until.js';
 export interface Engine<Q extends DurableQueue> {
   /** A queue on a name of its own (the test's run id in it), retrying `attempts` times. */
   queue(attempts: number): Q;
-  worker(receiver: ReturnType<typeof createReceiver>, queue: Q, concurrency: number): Promise<DurableWorker>;
+  worker(
+    receiver: ReturnType<typeof createReceiver>,
+    queue: Q,
+    concurrency: number,
+    options?: { handlerTimeoutMs?: number },
+  ): Promise<DurableWorker>;
   /** A queue whose engine cannot be reached. */
   unreachable(): Q;
   /** Removes everything the queues of this run left in the engine. */
@@ -42,8 +47,13 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
     closers.push(() => queue.close?.() ?? Promise.resolve());
     return { queue, receiver };
   };
-  const start = async (receiver: ReturnType<typeof createReceiver>, queue: Q, concurrency = 4) => {
-    const worker = await engine.worker(receiver, queue, concurrency);
+  const start = async (
+    receiver: ReturnType<typeof createReceiver>,
+    queue: Q,
+    concurrency = 4,
+    options: { handlerTimeoutMs?: number } = {},
+  ) => {
+    const worker = await engine.worker(receiver, queue, concurrency, options);
     closers.push(() => worker.close());
     return worker;
   };
@@ -127,7 +137,13 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       const [error, context] = told[0] as [WebhookHandlerError, ErrorContext];
       expect(error.code).toBe('handler_failed');
       expect((error.cause as Error).message).toBe('always failing');
-      expect(context).toMatchObject({ reason: 'handler_failed', eventId: event.id, mode: 'live' });
+      expect(context).toMatchObject({
+        reason: 'handler_failed',
+        eventId: event.id,
+        mode: 'live',
+        attempt: 2,
+        attempts: 2,
+      });
       // The event is held in the dead-letter: a redelivery is a duplicate, not a second job.
       await until(async () => (await receiver.receive(delivery(event))).status === 200);
       await until(() => receiver.metrics().durable?.deadLettered === 1);
@@ -162,6 +178,61 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
         expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
       await until(() => receiver.metrics().durable?.waiting === 2);
     });
+
+    it('fails a handler that never returns at handlerTimeoutMs, retries it, dead-letters it, and still closes', async () => {
+      const { queue, receiver } = setUp(2);
+      const event = deliveredEvent();
+      const attempts: number[] = [];
+      const told: [WebhookHandlerError, ErrorContext][] = [];
+      const reported = gate();
+      receiver.on('message.delivered', (_event, ctx) => {
+        attempts.push(ctx.attempt as number);
+        return new Promise(() => {});
+      });
+      receiver.onError((error, ctx) => {
+        told.push([error, ctx]);
+        reported.open();
+      });
+      expectAccepted(await receiver.receive(delivery(event)), 202);
+      const worker = await start(receiver, queue, 4, { handlerTimeoutMs: 300 });
+      await reported.opened;
+      expect(attempts).toEqual([1, 2]);
+      const [error, context] = told[0] as [WebhookHandlerError, ErrorContext];
+      expect(error.code).toBe('handler_timeout');
+      expect(context).toMatchObject({
+        reason: 'handler_timeout',
+        eventId: event.id,
+        attempt: 2,
+        attempts: 2,
+      });
+      await until(async () => (await receiver.receive(delivery(event))).status === 200);
+      // Both handlers still hang: close() does not wait for them.
+      await worker.close();
+      expect(worker.counters()).toMatchObject({ running: 0, retried: 1, deadLettered: 1 });
+    }, 20_000);
+
+    it('close({ timeoutMs }) returns once it passed, and the job it cut off runs again', async () => {
+      const { queue, receiver } = setUp(3);
+      const event = deliveredEvent();
+      const attempts: number[] = [];
+      const started = gate();
+      const retried = gate();
+      receiver.on('message.delivered', (_event, ctx) => {
+        attempts.push(ctx.attempt as number);
+        started.open();
+        if (ctx.attempt === 1) return new Promise(() => {});
+        retried.open();
+      });
+      expectAccepted(await receiver.receive(delivery(event)), 202);
+      const first = await start(receiver, queue, 1, { handlerTimeoutMs: 60_000 });
+      await started.opened;
+      const began = Date.now();
+      await first.close({ timeoutMs: 200 });
+      expect(Date.now() - began).toBeLessThan(5000);
+      await start(receiver, queue, 1);
+      await retried.opened;
+      expect(attempts).toEqual([1, 2]);
+    }, 20_000);
 
     it('answers 503 store_unavailable when the engine cannot take the job, and tells onError', async () => {
       const queue = engine.unreachable();

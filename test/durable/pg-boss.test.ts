@@ -1,6 +1,9 @@
 import pg from 'pg';
+import { describe, expect, it } from 'vitest';
+import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { createWorker, pgBossQueue } from '../../src/pg-boss.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
+import { SECRET } from '../support/unit.js';
 import { describeDurableQueue } from './queue-conformance.js';
 
 const { run } = testRun();
@@ -27,4 +30,19 @@ describeDurableQueue('pg-boss', {
     await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
     await client.end();
   },
+});
+
+describe('pg-boss worker options', () => {
+  it('refuses a handler deadline the queue expiry does not outlast: pg-boss would run the job twice', async () => {
+    const queue = pgBossQueue({ connectionString: DATABASE_URL, schema, name: 'expiry' });
+    const receiver = createReceiver({ secrets: SECRET, queue });
+    try {
+      // pg-boss's default expiry is 15 minutes.
+      const creating = createWorker({ receiver, queue, handlerTimeoutMs: 15 * 60_000 });
+      await expect(creating).rejects.toThrow(WebhookConfigError);
+      await expect(creating).rejects.toThrow(/handlerTimeoutMs .* expireInSeconds \(900 s\)/);
+    } finally {
+      await queue.close();
+    }
+  });
 });

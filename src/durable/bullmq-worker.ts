@@ -1,13 +1,7 @@
 import { type Job, Worker } from 'bullmq';
 import { WebhookHandlerError } from '../errors.js';
 import type { BullmqDurableQueue } from './bullmq-queue.js';
-import {
-  closeWorker,
-  createJobRunner,
-  DEFAULT_HANDLER_TIMEOUT_MS,
-  deadLetterReason,
-  durationOption,
-} from './job-run.js';
+import { closeWorker, deadLetterReason, durationOption, workerRunner } from './job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from './types.js';
 
 export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQueue> {
@@ -36,11 +30,6 @@ export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQ
  */
 export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<DurableWorker> {
   const { receiver, queue } = options;
-  const handlerTimeoutMs = durationOption(
-    'handlerTimeoutMs',
-    options.handlerTimeoutMs,
-    DEFAULT_HANDLER_TIMEOUT_MS,
-  );
   const lockDuration = durationOption('lockDurationMs', options.lockDurationMs, 30_000, 1000);
   const stalledInterval = durationOption(
     'stalledIntervalMs',
@@ -50,7 +39,7 @@ export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<
   );
   const maxStalledCount = durationOption('maxStalledCount', options.maxStalledCount, 1, 0);
   const concurrency = durationOption('concurrency', options.concurrency, 16);
-  const runner = createJobRunner(receiver, handlerTimeoutMs);
+  const runner = workerRunner(options);
   const worker = new Worker(
     queue.queue.name,
     (job: Job<DurableJob>) => runner.run(job.data, job.attemptsMade + 1, job.opts.attempts ?? 1),

@@ -1,6 +1,21 @@
+import type { Claims } from '../claim.js';
 import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../errors.js';
 import type { ErrorContext } from '../handlers.js';
-import type { DispatchingReceiver, DurableJob, RetryOptions, WorkerCounters } from './types.js';
+import {
+  createInbox,
+  DEFAULT_INBOX_RETENTION_MS,
+  DEFAULT_LEASE_MS,
+  type InboxRun,
+  runInInbox,
+} from './inbox-run.js';
+import type {
+  DispatchingReceiver,
+  DurableJob,
+  DurableQueue,
+  DurableWorkerOptions,
+  RetryOptions,
+  WorkerCounters,
+} from './types.js';
 
 export const DEFAULT_ATTEMPTS = 5;
 export const DEFAULT_BACKOFF_MS = 1000;
@@ -29,8 +44,31 @@ export function durationOption(name: string, value: number | undefined, fallback
   return value;
 }
 
-/** A run the worker gave up on: its deadline passed, or close() cut it off. */
-interface Running {
+/** The runner of a worker's options, validated: its handler deadline and, with a `store`, its inbox. */
+export function workerRunner<Q extends DurableQueue>(options: DurableWorkerOptions<Q>): JobRunner {
+  const { receiver, store } = options;
+  const handlerTimeoutMs = durationOption(
+    'handlerTimeoutMs',
+    options.handlerTimeoutMs,
+    DEFAULT_HANDLER_TIMEOUT_MS,
+  );
+  const inbox =
+    store === undefined
+      ? undefined
+      : createInbox(receiver, {
+          store,
+          leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
+          retentionMs: durationOption(
+            'inboxRetentionMs',
+            options.inboxRetentionMs,
+            DEFAULT_INBOX_RETENTION_MS,
+          ),
+        });
+  return createJobRunner(receiver, handlerTimeoutMs, inbox);
+}
+
+/** A run the worker may give up on (its deadline passed, or close() cut it off): its claim is let go. */
+interface Running extends InboxRun {
   giveUp(error: WebhookHandlerError): void;
 }
 
@@ -41,7 +79,11 @@ interface Running {
  * passed: the handler cannot be stopped, but the engine is told at once and retries the job); the engine
  * side tells onError when a job reaches its dead-letter (deadLettered()).
  */
-export function createJobRunner(receiver: DispatchingReceiver, handlerTimeoutMs: number) {
+export function createJobRunner(
+  receiver: DispatchingReceiver,
+  handlerTimeoutMs: number,
+  inbox?: Claims<unknown>,
+) {
   const counters: WorkerCounters = { running: 0, completed: 0, retried: 0, deadLettered: 0 };
   const running = new Set<Running>();
 
@@ -50,15 +92,24 @@ export function createJobRunner(receiver: DispatchingReceiver, handlerTimeoutMs:
     let timer: ReturnType<typeof setTimeout> | undefined;
     let entry: Running | undefined;
     const givenUp = new Promise<never>((_, reject) => {
-      entry = { giveUp: reject };
-      running.add(entry);
+      const run: Running = {
+        gaveUp: false,
+        giveUp(error) {
+          run.gaveUp = true;
+          // The claim goes back, so the retry can take it; a late commit of this run is refused.
+          void run.claim?.abandon();
+          reject(error);
+        },
+      };
+      entry = run;
+      running.add(run);
       timer = setTimeout(() => {
         const message = `The handlers of ${job.key} ran past handlerTimeoutMs (${handlerTimeoutMs} ms); the attempt counts as failed.`;
-        reject(new WebhookHandlerError('handler_timeout', message));
+        run.giveUp(new WebhookHandlerError('handler_timeout', message));
       }, handlerTimeoutMs);
     });
     try {
-      await Promise.race([dispatch(job, attempt), givenUp]);
+      await Promise.race([dispatch(job, attempt, entry as Running), givenUp]);
       counters.completed++;
     } catch (error) {
       if (attempt < attempts) counters.retried++;
@@ -70,10 +121,13 @@ export function createJobRunner(receiver: DispatchingReceiver, handlerTimeoutMs:
     }
   }
 
-  async function dispatch(job: DurableJob, attempt: number): Promise<void> {
+  async function dispatch(job: DurableJob, attempt: number, run: Running): Promise<void> {
+    const handle = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
     try {
-      await receiver.dispatch(job.event, { ...job.ctx, attempt, tx: undefined });
+      if (inbox) await runInInbox(inbox, job.key, errorContext(job, 'handler_failed'), handle, run);
+      else await handle(undefined);
     } catch (cause) {
+      if (cause instanceof WebhookHandlerError && cause.code === 'store_unavailable') throw cause;
       throw new WebhookHandlerError('handler_failed', `A handler for ${job.event.type} failed.`, { cause });
     }
   }
@@ -107,7 +161,13 @@ export function createJobRunner(receiver: DispatchingReceiver, handlerTimeoutMs:
     });
   }
 
-  return { run, cutOff, deadLettered, counters: (): WorkerCounters => ({ ...counters }) };
+  return {
+    run,
+    cutOff,
+    deadLettered,
+    handlerTimeoutMs,
+    counters: (): WorkerCounters => ({ ...counters }),
+  };
 }
 
 export type JobRunner = ReturnType<typeof createJobRunner>;

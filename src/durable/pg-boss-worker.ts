@@ -1,12 +1,6 @@
 import type { JobResult, JobWithMetadata } from 'pg-boss';
 import { WebhookConfigError, WebhookHandlerError } from '../errors.js';
-import {
-  closeWorker,
-  createJobRunner,
-  DEFAULT_HANDLER_TIMEOUT_MS,
-  deadLetterReason,
-  durationOption,
-} from './job-run.js';
+import { closeWorker, deadLetterReason, durationOption, workerRunner } from './job-run.js';
 import type { PgBossDurableQueue } from './pg-boss-queue.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from './types.js';
 
@@ -27,16 +21,11 @@ export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQ
  * the others queued.
  */
 export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<DurableWorker> {
-  const { receiver, queue } = options;
-  const handlerTimeoutMs = durationOption(
-    'handlerTimeoutMs',
-    options.handlerTimeoutMs,
-    DEFAULT_HANDLER_TIMEOUT_MS,
-  );
+  const { queue } = options;
   const concurrency = durationOption('concurrency', options.concurrency, 16);
-  const runner = createJobRunner(receiver, handlerTimeoutMs);
+  const runner = workerRunner(options);
   await queue.ready();
-  await expectExpiryBeyond(queue, handlerTimeoutMs);
+  await expectExpiryBeyond(queue, runner.handlerTimeoutMs);
   // One job per fetch, `concurrency` fetchers: a batch would hold its finished jobs active (a delivery of
   // their events answered 409) until its slowest job ended, and a killed worker would run them all again.
   const workId = await queue.boss.work(

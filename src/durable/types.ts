@@ -1,5 +1,6 @@
 import type { WebhookHandlerError } from '../errors.js';
 import type { ErrorContext, HandlerContext } from '../handlers.js';
+import type { DedupeStore } from '../stores/types.js';
 import type { DeliveryContext } from './delivery-context.js';
 
 /** What a durable job carries: the verified, parsed event and the context its handlers get. */
@@ -51,7 +52,7 @@ export interface DurableQueue {
 
 /** The part of a receiver a worker needs: its handlers and its onError handlers. */
 export interface DispatchingReceiver {
-  dispatch(event: DurableJob['event'], ctx: HandlerContext<undefined>): Promise<void>;
+  dispatch(event: DurableJob['event'], ctx: HandlerContext<unknown>): Promise<void>;
   reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
 }
 
@@ -90,6 +91,17 @@ export interface DurableWorkerOptions<Q extends DurableQueue> {
    * itself cannot be stopped; make it end. Default 60000.
    */
   handlerTimeoutMs?: number;
+  /**
+   * Exactly-once effects: the inbox the handlers run in, the receiver's own store
+   * (`new PostgresDedupeStore({ pool, transactional: true })`). Each job's handlers run in a transaction
+   * that also records the event done, and get its client as ctx.tx: a second run of the job (a worker the
+   * engine thought dead, a lost lock) finds the event done and writes nothing.
+   */
+  store?: DedupeStore<unknown>;
+  /** How long a run's claim in `store` lasts without renewal (ms). Default 60000. */
+  leaseMs?: number;
+  /** How long `store` remembers a done event (ms). Default 7 days; at least the queue's retentionMs. */
+  inboxRetentionMs?: number;
 }
 
 export interface WorkerCounters {

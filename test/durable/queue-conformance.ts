@@ -234,6 +234,28 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       expect(attempts).toEqual([1, 2]);
     }, 20_000);
 
+    it('settles each job as its handlers end: a finished event is a duplicate while another job still runs', async () => {
+      const { queue, receiver } = setUp(1);
+      const slow = deliveredEvent();
+      const fast = deliveredEvent();
+      const slowStarted = gate();
+      const release = gate();
+      receiver.on('message.delivered', async (event) => {
+        if (event.id !== slow.id) return;
+        slowStarted.open();
+        await release.opened;
+      });
+      expectAccepted(await receiver.receive(delivery(slow)), 202);
+      expectAccepted(await receiver.receive(delivery(fast)), 202);
+      const worker = await start(receiver, queue, 2);
+      await slowStarted.opened;
+      await until(() => worker.counters().completed === 1);
+      // pg-boss settles a fetched batch together: the finished job would stay active, its event 409.
+      await until(async () => (await receiver.receive(delivery(fast))).status === 200, 5000);
+      release.open();
+      await until(() => worker.counters().completed === 2);
+    });
+
     it('answers 503 store_unavailable when the engine cannot take the job, and tells onError', async () => {
       const queue = engine.unreachable();
       closers.push(() => queue.close?.() ?? Promise.resolve());

@@ -26,13 +26,15 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   const runner = workerRunner(options);
   await queue.ready();
   await expectExpiryBeyond(queue, runner.handlerTimeoutMs);
-  // One job per fetch, `concurrency` fetchers: a batch would hold its finished jobs active (a delivery of
-  // their events answered 409) until its slowest job ended, and a killed worker would run them all again.
+  // Fetched in batches (one fetch per job would wait out the polling interval after each), but each job
+  // is settled the moment its handlers end: a finished job never waits for its batch (its event's delivery
+  // is a duplicate at once), and a worker killed mid-batch leaves only its unfinished jobs to run again.
+  // The batch's own per-job results then find them settled already (pg-boss's attempt fence: no change).
   const workId = await queue.boss.work(
     queue.name,
     {
-      batchSize: 1,
-      localConcurrency: concurrency,
+      batchSize: concurrency,
+      burstWhenBatchFull: true,
       perJobResults: true,
       includeMetadata: true,
       pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
@@ -44,15 +46,18 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     const attempts = job.retryLimit + 1;
     try {
       await runner.run(job.data, attempt, attempts);
-      return { id: job.id, status: 'completed' };
     } catch (error) {
       // pg-boss retries a failed job within its retryLimit, then moves it to the dead-letter queue.
       if (attempt >= attempts) {
         await runner.deadLettered(job.data, deadLetterReason(error), error, attempt, attempts);
       }
       const code = error instanceof WebhookHandlerError ? error.code : 'handler_failed';
-      return { id: job.id, status: 'failed', output: { code, message: String((error as Error)?.message) } };
+      const output = { code, message: String((error as Error)?.message) };
+      await queue.boss.fail(queue.name, job, output);
+      return { id: job.id, status: 'failed', output };
     }
+    await queue.boss.complete(queue.name, job);
+    return { id: job.id, status: 'completed' };
   }
   return {
     close: (closeOptions) =>

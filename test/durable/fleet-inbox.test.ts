@@ -27,6 +27,9 @@ it('BullMQ fleet with the transactional inbox: loops blocked past the lock, work
         leaseMs: 5000,
         // BullMQ renews a lock every half of it: a 3 s blocked loop loses a 2 s lock, and the job runs again.
         lockDurationMs: 2000,
+        // Every blocked loop costs its jobs a lock: past maxStalledCount (BullMQ's default 1) a job whose
+        // worker froze twice would go to the dead-letter, its effect committed (onError: job_stalled).
+        maxStalledCount: 5,
         ...(worker === 1 ? { blockEvery: 40, blockLoopMs: 3000 } : {}),
       };
     },
@@ -48,4 +51,7 @@ it('BullMQ fleet with the transactional inbox: loops blocked past the lock, work
   console.log(`BullMQ fleet with inbox: ${JSON.stringify(result)}`);
   expect(result.blocked).toBeGreaterThan(0);
   expect(result.doubledEffects).toEqual([]);
+  // Each blocked run lost its lock: told as such, not as a lost Redis connection.
+  expect(result.workerErrors.lock_lost).toBeGreaterThan(0);
+  expect(result.workerErrors.store_unavailable).toBeUndefined();
 }, 240_000);

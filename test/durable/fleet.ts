@@ -33,6 +33,8 @@ export interface FleetResult {
   settleSeconds: number;
   /** Events whose handler held a worker's event loop past its lock. */
   blocked: number;
+  /** What onError heard in the workers, by code. */
+  workerErrors: Record<string, number>;
   /** Events with more than one effect row (engine.effects only). */
   doubledEffects?: string[];
 }
@@ -161,6 +163,7 @@ export async function runFleet(engine: FleetEngine): Promise<FleetResult> {
       deliverSeconds,
       settleSeconds,
       blocked: await redis.sCard(`${evidence}blocked`),
+      workerErrors: await workerErrors(redis, evidence),
       ...(doubledEffects ? { doubledEffects } : {}),
     };
   } finally {
@@ -169,6 +172,18 @@ export async function runFleet(engine: FleetEngine): Promise<FleetResult> {
     await deleteKeys(redis, `mw-test:${run}:*`);
     redis.destroy();
   }
+}
+
+async function workerErrors(
+  redis: { lRange(key: string, from: number, to: number): Promise<string[]> },
+  evidence: string,
+) {
+  const codes: Record<string, number> = {};
+  for (const line of await redis.lRange(`${evidence}errors`, 0, -1)) {
+    const { code } = JSON.parse(line) as { code: string };
+    codes[code] = (codes[code] ?? 0) + 1;
+  }
+  return codes;
 }
 
 /** 202 for a new job, 200 duplicate or 409 for a known one; a killed receiver's requests got no answer. */

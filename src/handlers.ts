@@ -31,6 +31,9 @@ export interface ErrorContext {
   eventId?: string;
   eventType?: string;
   mode?: Mode;
+  /** Durable workers: the run of the job that failed (from 1), and the runs the job was allowed. */
+  attempt?: number;
+  attempts?: number;
 }
 
 /** A request answered 4xx: turned away before its event was processed, so no error on this side. */

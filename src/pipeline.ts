@@ -1,4 +1,5 @@
 import type { Claims, Report, Settlement } from './claim.js';
+import { deliveryContext } from './durable/delivery-context.js';
 import { handOff } from './durable/handoff.js';
 import type { DurableQueue } from './durable/types.js';
 import { RawBodyError, type ReasonCode, type SignatureFailureReason } from './errors.js';
@@ -115,9 +116,9 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (delivery: Deliver
     if (event.id !== undefined) context.eventId = event.id;
     delivery.context = context;
 
-    const timestamp = delivery.timestamp as number;
+    const handlerContext = deliveryContext(delivery, mode, key);
     if (parts.queue) {
-      const job = { key, event, ctx: { requestId: delivery.requestId, mode, timestamp, dedupeKey: key } };
+      const job = { key, event, ctx: handlerContext };
       return handOff(parts.queue, job, {
         requestId: delivery.requestId,
         retryAfterSeconds: parts.retryAfterSeconds,
@@ -129,14 +130,7 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (delivery: Deliver
     // A place in the executor before claiming: a retry of an event turned away here finds it unclaimed.
     if (!parts.executor.reserve())
       return reject(admission.closing ? 'shutting_down' : 'overloaded', retryAfter);
-    const ctx: HandlerContext<Tx> = {
-      requestId: delivery.requestId,
-      mode,
-      timestamp,
-      dedupeKey: key,
-      tx: undefined as Tx,
-    };
-    if (delivery.messageId !== undefined) ctx.messageId = delivery.messageId;
+    const ctx: HandlerContext<Tx> = { ...handlerContext, tx: undefined as Tx };
     let attempt = parts.claims.take(
       key,
       (tx) => parts.registry.dispatch(event, tx === undefined ? ctx : { ...ctx, tx }),

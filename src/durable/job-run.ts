@@ -1,9 +1,26 @@
-import { WebhookConfigError, WebhookHandlerError } from '../errors.js';
+import type { Claims } from '../claim.js';
+import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../errors.js';
 import type { ErrorContext } from '../handlers.js';
-import type { DispatchingReceiver, DurableJob, RetryOptions, WorkerCounters } from './types.js';
+import {
+  createInbox,
+  DEFAULT_INBOX_RETENTION_MS,
+  DEFAULT_LEASE_MS,
+  type InboxRun,
+  runInInbox,
+} from './inbox-run.js';
+import type {
+  DispatchingReceiver,
+  DurableJob,
+  DurableQueue,
+  DurableWorkerOptions,
+  RetryOptions,
+  WorkerCounters,
+} from './types.js';
 
 export const DEFAULT_ATTEMPTS = 5;
 export const DEFAULT_BACKOFF_MS = 1000;
+/** How long a job's handlers may run before the attempt counts as failed (handler_timeout). */
+export const DEFAULT_HANDLER_TIMEOUT_MS = 60_000;
 
 /** Validated retry schedule; a mistake fails when the worker is created, not on the first failure. */
 export function retrySchedule(options: RetryOptions): Required<RetryOptions> {
@@ -18,46 +35,185 @@ export function retrySchedule(options: RetryOptions): Required<RetryOptions> {
   return { attempts, backoffMs };
 }
 
+/** A whole number of milliseconds ≥ `min`, or its default; anything else names the option. */
+export function durationOption(name: string, value: number | undefined, fallback: number, min = 1): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min) {
+    throw new WebhookConfigError(`${name} must be an integer ≥ ${min}, got ${String(value)}.`);
+  }
+  return value;
+}
+
+/** The runner of a worker's options, validated: its handler deadline and, with a `store`, its inbox. */
+export function workerRunner<Q extends DurableQueue>(options: DurableWorkerOptions<Q>): JobRunner {
+  const { receiver, store } = options;
+  const handlerTimeoutMs = durationOption(
+    'handlerTimeoutMs',
+    options.handlerTimeoutMs,
+    DEFAULT_HANDLER_TIMEOUT_MS,
+  );
+  const inbox =
+    store === undefined
+      ? undefined
+      : createInbox(receiver, {
+          store,
+          leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
+          retentionMs: durationOption(
+            'inboxRetentionMs',
+            options.inboxRetentionMs,
+            DEFAULT_INBOX_RETENTION_MS,
+          ),
+        });
+  return createJobRunner(receiver, handlerTimeoutMs, inbox);
+}
+
+/** A run the worker may give up on (its deadline passed, or close() cut it off): its claim is let go. */
+interface Running extends InboxRun {
+  giveUp(error: WebhookHandlerError): void;
+}
+
 /**
  * Runs a job's event through the receiver's handlers, the engine-independent half of a worker: the
- * handlers get the context the receiver saw plus the 1-based attempt; a failure is rethrown for the engine
- * to retry, and the last one is also told to onError (the engine then moves the job to its dead-letter).
+ * handlers get the context the receiver built plus the 1-based attempt. A run fails with a
+ * WebhookHandlerError whose code says why (handler_failed, or handler_timeout once `handlerTimeoutMs`
+ * passed: the handler cannot be stopped, but the engine is told at once and retries the job); the engine
+ * side tells onError when a job reaches its dead-letter (deadLettered()).
  */
-export function createJobRunner(receiver: DispatchingReceiver) {
+export function createJobRunner(
+  receiver: DispatchingReceiver,
+  handlerTimeoutMs: number,
+  inbox?: Claims<unknown>,
+) {
   const counters: WorkerCounters = { running: 0, completed: 0, retried: 0, deadLettered: 0 };
+  const running = new Set<Running>();
 
   async function run(job: DurableJob, attempt: number, attempts: number): Promise<void> {
     counters.running++;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    let entry: Running | undefined;
+    const givenUp = new Promise<never>((_, reject) => {
+      const run: Running = {
+        gaveUp: false,
+        giveUp(error) {
+          run.gaveUp = true;
+          // The claim goes back, so the retry can take it; a late commit of this run is refused.
+          void run.claim?.abandon();
+          reject(error);
+        },
+      };
+      entry = run;
+      running.add(run);
+      timer = setTimeout(() => {
+        const message = `The handlers of ${job.key} ran past handlerTimeoutMs (${handlerTimeoutMs} ms); the attempt counts as failed.`;
+        run.giveUp(new WebhookHandlerError('handler_timeout', message));
+      }, handlerTimeoutMs);
+    });
     try {
-      await receiver.dispatch(job.event, { ...job.ctx, attempt, tx: undefined });
+      await Promise.race([dispatch(job, attempt, entry as Running), givenUp]);
       counters.completed++;
-    } catch (cause) {
-      if (attempt < attempts) {
-        counters.retried++;
-      } else {
-        counters.deadLettered++;
-        const message = `The handlers of ${job.key} failed all ${attempts} attempts; its job is in the dead-letter.`;
-        await receiver.reportError(
-          new WebhookHandlerError('handler_failed', message, { cause }),
-          errorContext(job),
-        );
-      }
-      throw cause;
+    } catch (error) {
+      if (attempt < attempts) counters.retried++;
+      throw error;
     } finally {
+      clearTimeout(timer);
+      running.delete(entry as Running);
       counters.running--;
     }
   }
 
-  return { run, counters: (): WorkerCounters => ({ ...counters }) };
+  async function dispatch(job: DurableJob, attempt: number, run: Running): Promise<void> {
+    const handle = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
+    try {
+      if (inbox) await runInInbox(inbox, job.key, errorContext(job, 'handler_failed'), handle, run);
+      else await handle(undefined);
+    } catch (cause) {
+      if (cause instanceof WebhookHandlerError && cause.code === 'store_unavailable') throw cause;
+      throw new WebhookHandlerError('handler_failed', `A handler for ${job.event.type} failed.`, { cause });
+    }
+  }
+
+  /** close() ran out of time: every running job fails its attempt now, so the engine can let go of it. */
+  function cutOff(): void {
+    for (const entry of running) {
+      entry.giveUp(
+        new WebhookHandlerError('shutting_down', 'The worker closed before the handlers finished.'),
+      );
+    }
+  }
+
+  /** Tells onError that a job is in the engine's dead-letter, and why. */
+  async function deadLettered(
+    job: DurableJob,
+    reason: DeadLetterCode,
+    cause: unknown,
+    attempt: number,
+    attempts: number,
+  ): Promise<void> {
+    counters.deadLettered++;
+    // The handler's own error, not the wrapper the run threw to the engine.
+    const root =
+      cause instanceof WebhookHandlerError && cause.code === 'handler_failed' ? cause.cause : cause;
+    const message = `The job of ${job.key} went to the dead-letter (${reason}) after attempt ${attempt} of ${attempts}.`;
+    await receiver.reportError(new WebhookHandlerError(reason, message, { cause: root }), {
+      ...errorContext(job, reason),
+      attempt,
+      attempts,
+    });
+  }
+
+  return {
+    run,
+    cutOff,
+    deadLettered,
+    handlerTimeoutMs,
+    counters: (): WorkerCounters => ({ ...counters }),
+  };
 }
 
-function errorContext(job: DurableJob): ErrorContext {
+export type JobRunner = ReturnType<typeof createJobRunner>;
+
+/**
+ * Stops a worker: `stop` lets running jobs finish (each within handlerTimeoutMs); past `timeoutMs` the
+ * running jobs are cut off (their attempt fails and the engine retries them) so the stop can end.
+ */
+export async function closeWorker(
+  stop: () => Promise<void>,
+  runner: JobRunner,
+  timeoutMs: number | undefined,
+): Promise<void> {
+  const stopping = stop();
+  if (timeoutMs === undefined) return stopping;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(resolve, timeoutMs, 'late');
+  });
+  try {
+    if ((await Promise.race([stopping, late])) === 'late') runner.cutOff();
+    await stopping;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function errorContext(job: DurableJob, reason: DeadLetterCode): ErrorContext {
   const context: ErrorContext = {
     requestId: job.ctx.requestId,
-    reason: 'handler_failed',
+    reason,
     eventType: job.event.type,
     mode: job.ctx.mode,
   };
   if (typeof job.event.id === 'string') context.eventId = job.event.id;
   return context;
+}
+
+/** The dead-letter reason an engine's failure carries: the run's own code, else what the engine said. */
+export function deadLetterReason(error: unknown): DeadLetterCode {
+  if (error instanceof WebhookHandlerError) {
+    return error.code === 'handler_timeout' ? 'handler_timeout' : 'handler_failed';
+  }
+  const message = String((error as Error)?.message ?? error);
+  if (/stalled|heartbeat/i.test(message)) return 'job_stalled';
+  if (/missing lock|lock mismatch/i.test(message)) return 'lock_lost';
+  if (/timed out|timeout/i.test(message)) return 'handler_timeout';
+  return 'handler_failed';
 }

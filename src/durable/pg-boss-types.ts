@@ -11,7 +11,7 @@ export interface PgBossInstance {
   getJobById(name: string, id: string): Promise<{ state: PgBossJobState } | null>;
   createQueue(name: string, options: PgBossQueuePolicy): Promise<void>;
   updateQueue(name: string, options: PgBossQueuePolicy): Promise<void>;
-  getQueue(name: string): Promise<{ table: string } | null>;
+  getQueue(name: string): Promise<{ table: string; expireInSeconds?: number } | null>;
   getDb(): { executeSql(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
   work<T>(
     name: string,
@@ -19,6 +19,9 @@ export interface PgBossInstance {
     handler: (jobs: PgBossJob<T>[]) => Promise<PgBossJobResult[]>,
   ): Promise<string>;
   offWork(name: string, options?: { id?: string; wait?: boolean }): Promise<void>;
+  /** Settles one fetched job (pg-boss checks the attempt it was fetched for). */
+  complete(name: string, job: PgBossJob<unknown>, data?: object | null): Promise<unknown>;
+  fail(name: string, job: PgBossJob<unknown>, data?: object | null): Promise<unknown>;
 }
 
 export type PgBossJobState = 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';

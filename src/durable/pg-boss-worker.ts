@@ -1,12 +1,13 @@
-import { createJobRunner } from './job-run.js';
+import { WebhookConfigError, WebhookHandlerError } from '../errors.js';
+import { closeWorker, deadLetterReason, durationOption, workerRunner } from './job-run.js';
 import type { PgBossDurableQueue } from './pg-boss-queue.js';
 import type { PgBossJob, PgBossJobResult } from './pg-boss-types.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from './types.js';
 
 export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQueue> {
   /**
-   * Jobs this worker runs at once: it fetches up to this many in one batch, and the next batch once they
-   * all settled. Default 16.
+   * Jobs this worker runs at once: as many pg-boss workers of one job each, so every job is settled the
+   * moment its handlers end. Default 16.
    */
   concurrency?: number;
   /** How often an idle worker looks for jobs. Default 2 s (pg-boss's). */
@@ -20,37 +21,65 @@ export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQ
  * the others queued.
  */
 export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<DurableWorker> {
-  const { receiver, queue } = options;
-  const runner = createJobRunner(receiver);
+  const { queue } = options;
+  const concurrency = durationOption('concurrency', options.concurrency, 16);
+  const runner = workerRunner(options);
   await queue.ready();
-  // One batch of up to `concurrency` jobs at a time, each settled on its own (perJobResults); a full batch
-  // fetches the next at once (burstWhenBatchFull), an idle worker polls.
+  await expectExpiryBeyond(queue, runner.handlerTimeoutMs);
+  // Fetched in batches (one fetch per job would wait out the polling interval after each), but each job
+  // is settled the moment its handlers end: a finished job never waits for its batch (its event's delivery
+  // is a duplicate at once), and a worker killed mid-batch leaves only its unfinished jobs to run again.
+  // The batch's own per-job results then find them settled already (pg-boss's attempt fence: no change).
   const workId = await queue.boss.work(
     queue.name,
     {
-      batchSize: options.concurrency ?? 16,
-      perJobResults: true,
+      batchSize: concurrency,
       burstWhenBatchFull: true,
+      perJobResults: true,
       includeMetadata: true,
       pollingIntervalSeconds: options.pollingIntervalSeconds ?? 2,
     },
     (jobs: PgBossJob<DurableJob>[]) => Promise.all(jobs.map(settle)),
   );
   async function settle(job: PgBossJob<DurableJob>): Promise<PgBossJobResult> {
+    const attempt = job.retryCount + 1;
+    const attempts = job.retryLimit + 1;
     try {
-      await runner.run(job.data, job.retryCount + 1, job.retryLimit + 1);
-      return { id: job.id, status: 'completed' };
+      await runner.run(job.data, attempt, attempts);
     } catch (error) {
       // pg-boss retries a failed job within its retryLimit, then moves it to the dead-letter queue.
-      return {
-        id: job.id,
-        status: 'failed',
-        output: { message: String((error as Error)?.message ?? error) },
-      };
+      if (attempt >= attempts) {
+        await runner.deadLettered(job.data, deadLetterReason(error), error, attempt, attempts);
+      }
+      const code = error instanceof WebhookHandlerError ? error.code : 'handler_failed';
+      const output = { code, message: String((error as Error)?.message) };
+      await queue.boss.fail(queue.name, job, output);
+      return { id: job.id, status: 'failed', output };
     }
+    await queue.boss.complete(queue.name, job);
+    return { id: job.id, status: 'completed' };
   }
   return {
-    close: () => queue.boss.offWork(queue.name, { id: workId, wait: true }),
+    close: (closeOptions) =>
+      closeWorker(
+        () => queue.boss.offWork(queue.name, { id: workId, wait: true }),
+        runner,
+        closeOptions?.timeoutMs,
+      ),
     counters: runner.counters,
   };
+}
+
+/**
+ * pg-boss fails a job that stays active past its queue's expireInSeconds, and runs it again: while the first
+ * run may still be going. The handler deadline has to end every run before that.
+ */
+async function expectExpiryBeyond(queue: PgBossDurableQueue, handlerTimeoutMs: number): Promise<void> {
+  const expireInSeconds = (await queue.boss.getQueue(queue.name))?.expireInSeconds;
+  if (expireInSeconds !== undefined && expireInSeconds * 1000 <= handlerTimeoutMs) {
+    throw new WebhookConfigError(
+      `handlerTimeoutMs (${handlerTimeoutMs} ms) must be less than the pg-boss queue's expireInSeconds ` +
+        `(${expireInSeconds} s): lower handlerTimeoutMs or raise the queue's expiry.`,
+    );
+  }
 }

@@ -1,13 +1,14 @@
 import type { WebhookHandlerError } from '../errors.js';
 import type { ErrorContext, HandlerContext } from '../handlers.js';
-import type { Mode } from '../secrets.js';
+import type { DedupeStore } from '../stores/types.js';
+import type { DeliveryContext } from './delivery-context.js';
 
 /** What a durable job carries: the verified, parsed event and the context its handlers get. */
 export interface DurableJob {
   /** The dedupe key, the job's identity in the engine: `<mode>:<event id>` or `<mode>:sha256:<hex>`. */
   key: string;
   event: { type: string; id?: string; [field: string]: unknown };
-  ctx: { requestId: string; mode: Mode; timestamp: number; dedupeKey: string };
+  ctx: DeliveryContext;
 }
 
 /** What the engine said about an event handed to it. */
@@ -52,7 +53,7 @@ export interface DurableQueue {
 
 /** The part of a receiver a worker needs: its handlers and its onError handlers. */
 export interface DispatchingReceiver {
-  dispatch(event: DurableJob['event'], ctx: HandlerContext<undefined>): Promise<void>;
+  dispatch(event: DurableJob['event'], ctx: HandlerContext<unknown>): Promise<void>;
   reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
 }
 
@@ -85,6 +86,23 @@ export interface DurableWorkerOptions<Q extends DurableQueue> {
   queue: Q;
   /** Jobs this worker runs at once. Default 16. */
   concurrency?: number;
+  /**
+   * How long a job's handlers may run (ms). Past it the attempt counts as failed (onError hears
+   * handler_timeout if it was the last): the job is retried, and close() is never held by it. The handler
+   * itself cannot be stopped; make it end. Default 60000.
+   */
+  handlerTimeoutMs?: number;
+  /**
+   * Exactly-once effects: the inbox the handlers run in, the receiver's own store
+   * (`new PostgresDedupeStore({ pool, transactional: true })`). Each job's handlers run in a transaction
+   * that also records the event done, and get its client as ctx.tx: a second run of the job (a worker the
+   * engine thought dead, a lost lock) finds the event done and writes nothing.
+   */
+  store?: DedupeStore<unknown>;
+  /** How long a run's claim in `store` lasts without renewal (ms). Default 60000. */
+  leaseMs?: number;
+  /** How long `store` remembers a done event (ms). Default 7 days; at least the queue's retentionMs. */
+  inboxRetentionMs?: number;
 }
 
 export interface WorkerCounters {
@@ -100,6 +118,10 @@ export interface WorkerCounters {
 
 /** A running worker: stop it with close() (running jobs finish, unstarted ones stay queued). */
 export interface DurableWorker {
-  close(): Promise<void>;
+  /**
+   * Stops taking jobs and waits for the running ones (each at most handlerTimeoutMs). With `timeoutMs`,
+   * the jobs still running after it fail their attempt (the engine retries them) and close() returns.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
   counters(): WorkerCounters;
 }

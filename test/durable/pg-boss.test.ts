@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { describe, expect, it } from 'vitest';
-import { createReceiver } from '../../src/index.js';
+import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { createWorker, pgBossQueue } from '../../src/pg-boss.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
 import { deliveredEvent, delivery, expectAccepted, expectError, SECRET } from '../support/unit.js';
@@ -21,8 +21,8 @@ describeDurableQueue('pg-boss', {
       backoffMs: 1000,
       countsIntervalMs: 100,
     }),
-  worker: (receiver, queue, concurrency) =>
-    createWorker({ receiver, queue, concurrency, pollingIntervalSeconds: 0.5 }),
+  worker: (receiver, queue, concurrency, options) =>
+    createWorker({ receiver, queue, concurrency, pollingIntervalSeconds: 0.5, ...options }),
   unreachable: () =>
     pgBossQueue({ connectionString: 'postgres://postgres@127.0.0.1:1/test', schema, name: 'down' }),
   async cleanup() {
@@ -54,6 +54,21 @@ describe('pgBossQueue with a PgBoss of your own', () => {
       expect(await boss.getQueue('unstarted')).toMatchObject({ name: 'unstarted' });
     } finally {
       await boss.stop({ graceful: false });
+    }
+  });
+});
+
+describe('pg-boss worker options', () => {
+  it('refuses a handler deadline the queue expiry does not outlast: pg-boss would run the job twice', async () => {
+    const queue = pgBossQueue({ connectionString: DATABASE_URL, schema, name: 'expiry' });
+    const receiver = createReceiver({ secrets: SECRET, queue });
+    try {
+      // pg-boss's default expiry is 15 minutes.
+      const creating = createWorker({ receiver, queue, handlerTimeoutMs: 15 * 60_000 });
+      await expect(creating).rejects.toThrow(WebhookConfigError);
+      await expect(creating).rejects.toThrow(/handlerTimeoutMs .* expireInSeconds \(900 s\)/);
+    } finally {
+      await queue.close();
     }
   });
 });

@@ -5,21 +5,32 @@ import {
   createReceiver,
   type ErrorContext,
   type HandlerContext,
+  type SignatureProfile,
+  standardWebhooks,
   type WebhookHandlerError,
 } from '../../src/index.js';
 import { registerMetrics } from '../../src/prometheus.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { deliveredEvent, delivery, expectAccepted, expectError, gate, SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';
 
 export interface Engine<Q extends DurableQueue> {
   /** A queue on a name of its own (the test's run id in it), retrying `attempts` times. */
   queue(attempts: number): Q;
-  worker(receiver: ReturnType<typeof createReceiver>, queue: Q, concurrency: number): Promise<DurableWorker>;
+  worker(
+    receiver: ReturnType<typeof createReceiver>,
+    queue: Q,
+    concurrency: number,
+    options?: { handlerTimeoutMs?: number },
+  ): Promise<DurableWorker>;
   /** A queue whose engine cannot be reached. */
   unreachable(): Q;
   /** Removes everything the queues of this run left in the engine. */
   cleanup(): Promise<void>;
 }
+
+/** A secret in the Standard Webhooks form, whose profile signs a message id. */
+const WHSEC = `whsec_${Buffer.from('durable-conformance-secret').toString('base64')}`;
 
 /** What every durable queue must do, run against the real engine. */
 export function describeDurableQueue<Q extends DurableQueue>(name: string, engine: Engine<Q>) {
@@ -28,14 +39,21 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
     for (const close of closers.reverse()) await close();
     await engine.cleanup();
   });
-  const setUp = (attempts: number) => {
+  const setUp = (attempts: number, profile?: SignatureProfile) => {
     const queue = engine.queue(attempts);
-    const receiver = createReceiver({ secrets: SECRET, queue });
+    const receiver = profile
+      ? createReceiver({ secrets: WHSEC, queue, profile })
+      : createReceiver({ secrets: SECRET, queue });
     closers.push(() => queue.close?.() ?? Promise.resolve());
     return { queue, receiver };
   };
-  const start = async (receiver: ReturnType<typeof createReceiver>, queue: Q, concurrency = 4) => {
-    const worker = await engine.worker(receiver, queue, concurrency);
+  const start = async (
+    receiver: ReturnType<typeof createReceiver>,
+    queue: Q,
+    concurrency = 4,
+    options: { handlerTimeoutMs?: number } = {},
+  ) => {
+    const worker = await engine.worker(receiver, queue, concurrency, options);
     closers.push(() => worker.close());
     return worker;
   };
@@ -70,6 +88,34 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       await worker.close();
     });
 
+    it("gives a worker's handlers the context the receiver's direct path gives, messageId included", async () => {
+      const { queue, receiver } = setUp(1, standardWebhooks);
+      const direct = createReceiver({ secrets: WHSEC, profile: standardWebhooks });
+      const seen: HandlerContext[] = [];
+      const ran = gate();
+      for (const one of [direct, receiver]) {
+        one.on('message.delivered', (_event, ctx) => {
+          seen.push(ctx);
+          if (one === receiver) ran.open();
+        });
+      }
+      const signed = createSignedRequest(createEvent('message.delivered'), {
+        secret: WHSEC,
+        profile: standardWebhooks,
+      });
+      const request = { method: 'POST', headers: signed.headers, rawBody: signed.body };
+      expectAccepted(await direct.receive(request), 200);
+      expectAccepted(await receiver.receive(request), 202);
+      await start(receiver, queue);
+      await ran.opened;
+      const [viaReceiver, viaWorker] = seen as [HandlerContext, HandlerContext];
+      expect(viaReceiver.messageId).toBe(signed.headers['webhook-id']);
+      const { requestId: _direct, ...directFields } = viaReceiver;
+      const { requestId: _durable, attempt, ...workerFields } = viaWorker;
+      expect(attempt).toBe(1);
+      expect(workerFields).toEqual(directFields);
+    });
+
     it('retries a failing handler and dead-letters it after the last attempt, telling onError', async () => {
       const { queue, receiver } = setUp(2);
       const event = deliveredEvent();
@@ -91,7 +137,13 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       const [error, context] = told[0] as [WebhookHandlerError, ErrorContext];
       expect(error.code).toBe('handler_failed');
       expect((error.cause as Error).message).toBe('always failing');
-      expect(context).toMatchObject({ reason: 'handler_failed', eventId: event.id, mode: 'live' });
+      expect(context).toMatchObject({
+        reason: 'handler_failed',
+        eventId: event.id,
+        mode: 'live',
+        attempt: 2,
+        attempts: 2,
+      });
       // The event is held in the dead-letter: a redelivery is a duplicate, not a second job.
       await until(async () => (await receiver.receive(delivery(event))).status === 200);
       await until(() => receiver.metrics().durable?.deadLettered === 1);
@@ -125,6 +177,83 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       for (const event of rest)
         expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
       await until(() => receiver.metrics().durable?.waiting === 2);
+    });
+
+    it('fails a handler that never returns at handlerTimeoutMs, retries it, dead-letters it, and still closes', async () => {
+      const { queue, receiver } = setUp(2);
+      const event = deliveredEvent();
+      const attempts: number[] = [];
+      const told: [WebhookHandlerError, ErrorContext][] = [];
+      const reported = gate();
+      receiver.on('message.delivered', (_event, ctx) => {
+        attempts.push(ctx.attempt as number);
+        return new Promise(() => {});
+      });
+      receiver.onError((error, ctx) => {
+        told.push([error, ctx]);
+        reported.open();
+      });
+      expectAccepted(await receiver.receive(delivery(event)), 202);
+      const worker = await start(receiver, queue, 4, { handlerTimeoutMs: 300 });
+      await reported.opened;
+      expect(attempts).toEqual([1, 2]);
+      const [error, context] = told[0] as [WebhookHandlerError, ErrorContext];
+      expect(error.code).toBe('handler_timeout');
+      expect(context).toMatchObject({
+        reason: 'handler_timeout',
+        eventId: event.id,
+        attempt: 2,
+        attempts: 2,
+      });
+      await until(async () => (await receiver.receive(delivery(event))).status === 200);
+      // Both handlers still hang: close() does not wait for them.
+      await worker.close();
+      expect(worker.counters()).toMatchObject({ running: 0, retried: 1, deadLettered: 1 });
+    }, 20_000);
+
+    it('close({ timeoutMs }) returns once it passed, and the job it cut off runs again', async () => {
+      const { queue, receiver } = setUp(3);
+      const event = deliveredEvent();
+      const attempts: number[] = [];
+      const started = gate();
+      const retried = gate();
+      receiver.on('message.delivered', (_event, ctx) => {
+        attempts.push(ctx.attempt as number);
+        started.open();
+        if (ctx.attempt === 1) return new Promise(() => {});
+        retried.open();
+      });
+      expectAccepted(await receiver.receive(delivery(event)), 202);
+      const first = await start(receiver, queue, 1, { handlerTimeoutMs: 60_000 });
+      await started.opened;
+      const began = Date.now();
+      await first.close({ timeoutMs: 200 });
+      expect(Date.now() - began).toBeLessThan(5000);
+      await start(receiver, queue, 1);
+      await retried.opened;
+      expect(attempts).toEqual([1, 2]);
+    }, 20_000);
+
+    it('settles each job as its handlers end: a finished event is a duplicate while another job still runs', async () => {
+      const { queue, receiver } = setUp(1);
+      const slow = deliveredEvent();
+      const fast = deliveredEvent();
+      const slowStarted = gate();
+      const release = gate();
+      receiver.on('message.delivered', async (event) => {
+        if (event.id !== slow.id) return;
+        slowStarted.open();
+        await release.opened;
+      });
+      expectAccepted(await receiver.receive(delivery(slow)), 202);
+      expectAccepted(await receiver.receive(delivery(fast)), 202);
+      const worker = await start(receiver, queue, 2);
+      await slowStarted.opened;
+      await until(() => worker.counters().completed === 1);
+      // pg-boss settles a fetched batch together: the finished job would stay active, its event 409.
+      await until(async () => (await receiver.receive(delivery(fast))).status === 200, 5000);
+      release.open();
+      await until(() => worker.counters().completed === 2);
     });
 
     it('answers 503 queue_unavailable when the engine cannot take the job, and tells onError', async () => {

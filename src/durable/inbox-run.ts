@@ -1,0 +1,92 @@
+import { type Claim, Claims } from '../claim.js';
+import { WebhookConfigError, WebhookHandlerError } from '../errors.js';
+import type { ErrorContext } from '../handlers.js';
+import type { DedupeStore } from '../stores/types.js';
+import type { DispatchingReceiver } from './types.js';
+
+export const DEFAULT_LEASE_MS = 60_000;
+export const DEFAULT_INBOX_RETENTION_MS = 7 * 24 * 3600_000;
+/** Longest pause between two claims of an event another run holds. */
+const IN_FLIGHT_POLL_MS = 250;
+
+export interface InboxOptions {
+  store: DedupeStore<unknown>;
+  leaseMs: number;
+  retentionMs: number;
+}
+
+/** The run of one job attempt, as far as the inbox needs it: whether the worker gave up on it. */
+export interface InboxRun {
+  gaveUp: boolean;
+  claim?: Claim<unknown>;
+}
+
+/**
+ * The receiver's claims on the worker's store: a job's handlers run inside the event's claim (and, on a
+ * transactional store, in the transaction that records it done), so a second run of the same event, by an
+ * engine that thought the first lost, finds it done and writes nothing.
+ */
+export function createInbox(receiver: DispatchingReceiver, options: InboxOptions): Claims<unknown> {
+  const { store } = options;
+  if (
+    typeof store?.claim !== 'function' ||
+    typeof store.complete !== 'function' ||
+    typeof store.release !== 'function'
+  ) {
+    throw new WebhookConfigError(
+      'store must be a DedupeStore (new PostgresDedupeStore({ pool, transactional: true }) for exactly-once effects).',
+    );
+  }
+  return new Claims({
+    store,
+    leaseMs: options.leaseMs,
+    retentionMs: options.retentionMs,
+    // A failed handler is the job's failure, told once it is dead-lettered; the store's own trouble is told now.
+    report: async (code, message, cause, context) => {
+      if (code === 'handler_failed') return;
+      await receiver.reportError(
+        new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause }),
+        { ...context, reason: code },
+      );
+    },
+  });
+}
+
+/**
+ * Runs `handle` once the event's claim is held: done at once when the event is already processed, waits
+ * while another run holds it (then finds it done, or claims it after that run failed).
+ */
+export async function runInInbox(
+  claims: Claims<unknown>,
+  key: string,
+  context: ErrorContext,
+  handle: (tx: unknown) => Promise<void>,
+  run: InboxRun,
+): Promise<void> {
+  let handlerError: unknown;
+  const capture = (tx: unknown) =>
+    handle(tx).catch((error: unknown) => {
+      handlerError = error;
+      throw error;
+    });
+  while (!run.gaveUp) {
+    let attempt = claims.take(key, capture, context);
+    if (attempt instanceof Promise) attempt = await attempt;
+    if (attempt.status === 'duplicate') return;
+    if (attempt.status === 'unavailable') {
+      throw new WebhookHandlerError('store_unavailable', 'The dedupe store could not claim the event.');
+    }
+    if (attempt.status === 'in_flight') {
+      await new Promise((resolve) => setTimeout(resolve, Math.min(attempt.retryAfterMs, IN_FLIGHT_POLL_MS)));
+      continue;
+    }
+    run.claim = attempt.claim;
+    if (run.gaveUp) {
+      await attempt.claim.abandon();
+      return;
+    }
+    const settled = await attempt.claim.run();
+    if (settled.status !== 'failed') return;
+    throw handlerError ?? new WebhookHandlerError('store_unavailable', 'The dedupe store failed.');
+  }
+}

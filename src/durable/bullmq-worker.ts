@@ -69,7 +69,7 @@ export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<
             'gave it to another worker and refused this run. Keep handlers off the event loop, or raise lockDurationMs.',
           { cause },
         )
-      : new WebhookHandlerError('store_unavailable', 'The BullMQ worker lost Redis; it reconnects.', {
+      : new WebhookHandlerError('queue_unavailable', 'The BullMQ worker lost Redis; it reconnects.', {
           cause,
         });
     void receiver.reportError(error, { requestId: 'worker', reason: error.code });

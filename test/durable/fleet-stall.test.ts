@@ -37,6 +37,8 @@ it('BullMQ: a job whose worker is SIGKILLed twice goes to the dead-letter, and a
     name: 'stall',
     attempts: 3,
     backoffMs: 100,
+    // The shared test Redis runs without persistence; the persistence check has its own test.
+    allowVolatileRedis: true,
   });
   const receiver = createReceiver({ secrets: secret, queue });
   const event = deliveredEvent();

@@ -169,11 +169,3 @@ export async function startCountingReceiver(
   const server = await startServer(createNodeHandler(receiver));
   return { ...server, receiver, runs, calls, events };
 }
-
-/** A free port on 127.0.0.1 for a child that needs one on its command line. */
-export async function freePort(): Promise<number> {
-  const server = await startServer(() => {});
-  const port = Number(new URL(server.url).port);
-  await server.close();
-  return port;
-}

@@ -90,7 +90,6 @@ describe('lifecycle and webhooks', () => {
     expect(sent.body).toMatchObject({ id: expect.stringMatching(/^msg_/), status: 'queued', mode: 'test' });
     const record = emulator.state.messages.get(sent.body.id);
     await until(() => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged', {
-      timeoutMs: 20_000,
       changes: changesOf(emulator),
     });
     expect(record?.history.map((step) => step.status)).toEqual(['queued', 'submitted', 'delivered']);
@@ -118,7 +117,6 @@ describe('lifecycle and webhooks', () => {
     });
     expect(otp.body.otp).toMatchObject({ purpose: 'login', ttl_seconds: 300 });
     await until(() => emulator.state.deliveriesOf(otp.body.id)[0]?.state === 'acknowledged', {
-      timeoutMs: 20_000,
       changes: changesOf(emulator),
     });
     const eventId = emulator.state.messages.get(otp.body.id)?.events[0] as string;
@@ -138,7 +136,6 @@ describe('lifecycle and webhooks', () => {
     try {
       const sent = await call(chaotic, '/v1/messages', { body: message });
       await until(() => chaotic.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged', {
-        timeoutMs: 20_000,
         changes: changesOf(chaotic),
       });
       const [delivery] = chaotic.state.deliveriesOf(sent.body.id);
@@ -168,13 +165,11 @@ describe('lifecycle and webhooks', () => {
     emulator.setPaused('test', true);
     const sent = await call(emulator, '/v1/messages', { body: message });
     await until(() => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'held', {
-      timeoutMs: 20_000,
       changes: changesOf(emulator),
     });
     expect(emulator.state.deliveriesOf(sent.body.id)[0]?.attempts).toEqual([]);
     emulator.setPaused('test', false);
     await until(() => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged', {
-      timeoutMs: 20_000,
       changes: changesOf(emulator),
     });
   });
@@ -204,7 +199,6 @@ describe('options', () => {
       try {
         for (let i = 0; i < 12; i++) await call(seeded, '/v1/messages', { body: message });
         await until(() => [...seeded.state.messages.values()].every((m) => m.events.length > 0), {
-          timeoutMs: 20_000,
           changes: changesOf(seeded),
         });
         return [...seeded.state.messages.values()].map((m) => m.status);
@@ -232,7 +226,6 @@ describe('modes', () => {
       const sent = await call(twoModes, '/v1/messages', { key: twoModes.modes.live.keys[0], body: message });
       expect(sent.body.mode).toBe('live');
       await until(() => twoModes.state.deliveriesOf(sent.body.id)[0]?.state === 'failed', {
-        timeoutMs: 20_000,
         changes: changesOf(twoModes),
       });
       // The live receiver knows only the test secret here: the live signature is refused, as it should be.

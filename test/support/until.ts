@@ -1,5 +1,5 @@
 export interface UntilOptions {
-  /** Give up after this many ms (default 10 000). */
+  /** Give up after this many ms (default 20 000, within the suite's 30 s test timeout). */
   timeoutMs?: number;
   /** What is awaited, for the timeout's message (default: the condition's source). */
   what?: string;
@@ -19,7 +19,7 @@ export async function until(
   condition: () => boolean | Promise<boolean>,
   limit: number | UntilOptions = {},
 ): Promise<void> {
-  const { timeoutMs = 10_000, what, changes } = typeof limit === 'number' ? { timeoutMs: limit } : limit;
+  const { timeoutMs = 20_000, what, changes } = typeof limit === 'number' ? { timeoutMs: limit } : limit;
   const deadline = Date.now() + timeoutMs;
   let pauseMs = 2;
   while (!(await condition())) {

@@ -26,7 +26,8 @@ afterAll(async () => {
 });
 
 // A lease long enough that two round trips fit in it on a loaded machine: the cases check what happens inside
-// a lease and after it, and a claim that outlived its lease between two statements would test neither.
+// a lease and after it, and a claim that outlived its lease between two statements would test neither. Leases
+// end on PostgreSQL's clock, which no test can move: `advance` really waits, the lease left to expire is the case.
 const LEASE = { leaseMs: 600, slackMs: 100, advance: sleep };
 describeStoreConformance('postgres', () => ({ store, ...LEASE }));
 describeStoreConformance('postgres transactional', () => ({ store: transactional, ...LEASE }));

@@ -179,7 +179,3 @@ export function fraction(command: string, name: string, value: string | undefine
   }
   return number;
 }
-
-export function signatureHeader(given: string | undefined): string {
-  return (given ?? DEFAULT_SIGNATURE_HEADER).toLowerCase();
-}

@@ -10,20 +10,21 @@ import {
   integer,
   noPositionals,
   parse,
+  profileOption,
   requireSecret,
   SIGNING_HELP,
-  signatureHeader,
   signingOptions,
+  signingProfile,
   UsageError,
 } from './args.js';
 import { isAcknowledged, post } from './http.js';
 import { formatMs, palette } from './output.js';
 import { whenStarterEnds } from './wrapper-watch.js';
 
-const help = `Usage: ${BIN} listen [--port P] [--host H] --secret S [--forward URL] [--header NAME]
+const help = `Usage: ${BIN} listen [--port P] [--host H] --secret S [--forward URL] [--profile NAME] [--header NAME]
 
 A local receiver for development: verifies each delivery (any path), pretty-prints its event and answers
-like the library does. With --forward, each verified event's raw body and signature header are passed on
+like the library does. With --forward, each verified event's raw body and signature headers are passed on
 to URL before it is acknowledged; if that fails, the delivery is answered 500 and retried by its sender.
 
   --port P          port to listen on (default 3000; 0 picks a free one)
@@ -41,21 +42,22 @@ export const listen: Command = {
   async run(argv) {
     const { values, positionals } = parse('listen', argv, {
       ...signingOptions,
+      ...profileOption,
       port: { type: 'string' },
       host: { type: 'string' },
       forward: { type: 'string' },
     });
     noPositionals('listen', positionals);
-    const secret = requireSecret('listen', values.secret);
+    const profile = signingProfile('listen', values.profile, values.header);
+    const secret = requireSecret('listen', values.secret, profile.secretFormat);
     const port = integer('listen', 'port', values.port, 3000, 0, 65535);
     const forward = values.forward === undefined ? undefined : requireForwardUrl(values.forward);
-    const header = signatureHeader(values.header);
     const color = palette();
     const out = (line: string) => process.stdout.write(`${line}\n`);
     // What forwarding needs of each request (its raw bytes and signature) besides the parsed event, found
     // again in the handler under the request id this server gives the request.
     const deliveries = new Map<string, { req: IncomingMessage; body?: Uint8Array }>();
-    const receiver = createReceiver({ secrets: secret, signatureHeader: header });
+    const receiver = createReceiver({ secrets: secret, profile });
     receiver.onAny(async (event, ctx) => {
       out(
         // No mode: listen takes one secret, which does not say whether it is a live or a test one.
@@ -63,7 +65,8 @@ export const listen: Command = {
       );
       out(JSON.stringify(event, null, 2));
       const delivery = deliveries.get(ctx.requestId);
-      if (forward && delivery?.body) await forwardTo(forward, delivery.body, delivery.req, header, out);
+      if (forward && delivery?.body)
+        await forwardTo(forward, delivery.body, delivery.req, profile.headers, out);
     });
     receiver.onError((error) => out(color.red(`  ${error.message}`)));
 
@@ -99,7 +102,7 @@ export const listen: Command = {
     const { address, port: bound } = server.address() as AddressInfo;
     const host = address.includes(':') ? `[${address}]` : address;
     out(
-      `Listening on http://${host}:${bound}/ (any path), verifying ${header}${forward ? `, forwarding to ${forward}` : ''}`,
+      `Listening on http://${host}:${bound}/ (any path), verifying ${profile.format}${forward ? `, forwarding to ${forward}` : ''}`,
     );
     out(color.dim('Ctrl-C to stop.'));
 
@@ -125,12 +128,15 @@ async function forwardTo(
   url: string,
   body: Uint8Array,
   req: IncomingMessage,
-  header: string,
+  signed: readonly string[],
   out: (line: string) => void,
 ): Promise<void> {
   const headers: Record<string, string> = { 'content-type': String(req.headers['content-type']) };
-  const signature = req.headers[header];
-  if (typeof signature === 'string') headers[header] = signature;
+  // Every header the profile reads (the signature, and its timestamp and id where the format has them).
+  for (const name of signed) {
+    const value = req.headers[name];
+    if (typeof value === 'string') headers[name] = value;
+  }
   const answer = await post(url, { body, headers });
   out(`  forwarded to ${url}: ${answer.status || answer.error} in ${formatMs(answer.ms)}`);
   if (!isAcknowledged(answer)) {

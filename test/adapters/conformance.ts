@@ -141,7 +141,7 @@ function defineSuite(
           ...(method === 'PUT' ? { body: '{}' } : {}),
         });
         const reply = { status: response.status, headers: response.headers, text: await response.text() };
-        expectRejected(reply, 405, 'method_not_allowed');
+        expectErrorReply(reply, 405, 'method_not_allowed');
         expect(reply.headers.get('allow')).toBe('POST');
       }
     });
@@ -152,7 +152,7 @@ function defineSuite(
       async () => {
         const signed = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
         const reply = await post(signed.body, { ...signed.headers, 'content-type': 'text/plain' });
-        expectRejected(reply, 415, 'unsupported_media_type');
+        expectErrorReply(reply, 415, 'unsupported_media_type');
       },
     );
 
@@ -164,13 +164,13 @@ function defineSuite(
         const headers = signedHeaders(body.toString());
         const declared = { ...headers, 'content-length': String(body.length) };
         const { reply } = await rawPost(server.url, declared, [body]);
-        expectRejected(reply, 413, 'payload_too_large');
+        expectErrorReply(reply, 413, 'payload_too_large');
         // A declared length far over the limit is refused before the body is read: only its first KiB is sent,
         // and the answer comes all the same. (Sending the whole MiB would race the server's close: a client
         // still writing when the connection is reset may lose the answer.)
         const huge = { ...headers, 'content-length': String(1024 * 1024) };
         const big = await rawPost(server.url, huge, [Buffer.alloc(1024, 0x20)], { leaveOpen: true });
-        expectRejected(big.reply, 413, 'payload_too_large');
+        expectErrorReply(big.reply, 413, 'payload_too_large');
       },
     );
 
@@ -181,7 +181,7 @@ function defineSuite(
         const chunk = Buffer.alloc(16 * 1024, 0x20);
         const chunks = Array.from({ length: 64 }, () => chunk); // 1 MiB offered, 16× the limit
         const { reply, bytesSent } = await rawPost(server.url, signedHeaders('{}'), chunks, { pauseMs: 5 });
-        expectRejected(reply, 413, 'payload_too_large');
+        expectErrorReply(reply, 413, 'payload_too_large');
         // The answer came while the body was still streaming: the adapter stopped reading past the limit.
         expect(bytesSent).toBeLessThan(chunks.length * chunk.length);
       },
@@ -198,16 +198,16 @@ function defineSuite(
         ['future_timestamp', signedHeaders(body, { timestamp: now + 3600 })],
         ['signature_mismatch', signedHeaders(body, { secret: 'whsec_not_this_endpoint' })],
       ];
-      for (const [reason, headers] of cases) expectRejected(await post(body, headers), 401, reason);
+      for (const [reason, headers] of cases) expectErrorReply(await post(body, headers), 401, reason);
       // A body changed after signing (one byte) no longer matches.
       const tampered = body.replace(event.data.to, '+15550000000');
-      expectRejected(await post(tampered, signedHeaders(body)), 401, 'signature_mismatch');
+      expectErrorReply(await post(tampered, signedHeaders(body)), 401, 'signature_mismatch');
       expect(await handledOf(event.id)).toEqual([]);
     });
 
     test('invalid_json', 'a signed body that is not JSON is answered 400 invalid_json', async () => {
       const body = '{"id": "evt_truncated", "type": ';
-      expectRejected(await post(body, signedHeaders(body)), 400, 'invalid_json');
+      expectErrorReply(await post(body, signedHeaders(body)), 400, 'invalid_json');
     });
 
     test('byte_order_mark', 'a UTF-8 byte order mark before signed JSON is ignored: processed', async () => {
@@ -221,7 +221,7 @@ function defineSuite(
       const secretValue = 'not-a-phone-VALUE-123';
       const event = createEvent('message.delivered', { data: { to: secretValue, message_id: 'bad' } });
       const reply = await deliver(event);
-      const error = expectRejected(reply, 422, 'invalid_event');
+      const error = expectErrorReply(reply, 422, 'invalid_event');
       const paths = (error.issues as Array<{ path: string }>).map((issue) => issue.path).sort();
       expect(paths).toEqual(['data.message_id', 'data.to']);
       expect(error.message).toContain('data.to');
@@ -249,7 +249,7 @@ function defineSuite(
             continue;
           }
           expect(busy, 'one copy is answered 409 while the other runs').toBeDefined();
-          const error = expectRejected(busy as Reply, 409, 'event_in_progress');
+          const error = expectErrorReply(busy as Reply, 409, 'event_in_progress');
           expect(error.code).toBe('event_in_progress');
           expect(Number(busy?.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
           expectAccepted(replies.find((reply) => reply !== busy) as Reply, false);
@@ -264,7 +264,7 @@ function defineSuite(
       async () => {
         const event = createEvent('message.delivered', { data: { operator: FAILING_OPERATOR } });
         const failed = await deliver(event);
-        expectRejected(failed, 500, 'handler_failed');
+        expectErrorReply(failed, 500, 'handler_failed');
         expect(failed.text).not.toContain('conformance: handler failure');
         expect(await handledOf(event.id)).toEqual([]);
         expectAccepted(await deliver(event, nowSeconds() + 1), false);
@@ -296,7 +296,7 @@ function defineSuite(
       expect(processed).toHaveLength(1);
       for (const reply of replies) {
         if (reply.status === 200) continue;
-        expectRejected(reply, 409, 'event_in_progress');
+        expectErrorReply(reply, 409, 'event_in_progress');
       }
       expect(await handledOf(event.id)).toHaveLength(1);
     });
@@ -370,7 +370,7 @@ function expectAccepted(reply: Reply, duplicate: boolean): void {
 }
 
 /** Checks the service's error shape and that the request id is the same in body and header. */
-function expectRejected(reply: Reply, status: number, code: string): Record<string, unknown> {
+function expectErrorReply(reply: Reply, status: number, code: string): Record<string, unknown> {
   expect({ status: reply.status, text: reply.text }).toMatchObject({ status });
   expect(reply.headers.get('content-type')).toMatch(/^application\/json/);
   const body = JSON.parse(reply.text) as { error: Record<string, unknown> };

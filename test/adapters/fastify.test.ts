@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import webhooks, { webhooks as namedWebhooks } from '../../adapters/fastify.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
-import { gate } from '../support/processing.js';
+import { gate } from '../support/gate.js';
 import { until } from '../support/until.js';
 import { type ConformanceServer, runConformanceSuite } from './conformance.js';
 import { createConformanceReceiver, SECRET } from './conformance-receiver.js';

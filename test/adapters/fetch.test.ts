@@ -4,7 +4,7 @@ import { createFetchHandler, type FetchHandler } from '../../adapters/fetch.js';
 import { createReceiver } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { bridge } from '../support/fetch-bridge.js';
-import { until } from '../support/processing.js';
+import { until } from '../support/until.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
 import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
 

@@ -1,8 +1,7 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { existsSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createNetServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { NextApiHandler } from 'next';
 import { apiResolver } from 'next/dist/server/api-utils/node/api-resolver.js';
@@ -19,6 +18,8 @@ import {
   SECRET as HARDENING_SECRET,
   type Target,
 } from '../hardening/targets.js';
+import { freePort } from '../support/free-port.js';
+import { until } from '../support/until.js';
 import { type ConformanceServer, closeServer, listen, runConformanceSuite } from './conformance.js';
 import {
   CONFORMANCE_PROFILES,
@@ -44,29 +45,6 @@ async function run(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
   if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`);
 }
 
-async function freePort(): Promise<number> {
-  const server = createNetServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-/** Polls until the app answers (whatever its status), at most 30 s. */
-async function waitUntilUp(url: string, server: ChildProcess): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (server.exitCode !== null) throw new Error(`next start exited with ${server.exitCode}`);
-    const up = await fetch(url).then(
-      () => true,
-      () => false,
-    );
-    if (up) return;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`${url} did not answer within 30 s`);
-}
-
 /** `next start` of the built example on a loopback port, in its own process group (stopped together). */
 async function startNext(env: NodeJS.ProcessEnv): Promise<{ base: string; stop(): Promise<void> }> {
   const port = await freePort();
@@ -84,7 +62,17 @@ async function startNext(env: NodeJS.ProcessEnv): Promise<{ base: string; stop()
   };
   const base = `http://127.0.0.1:${port}`;
   try {
-    await waitUntilUp(`${base}/api/webhooks/events`, server);
+    const url = `${base}/api/webhooks/events`;
+    await until(
+      async () => {
+        if (server.exitCode !== null) throw new Error(`next start exited with ${server.exitCode}`);
+        return fetch(url).then(
+          () => true,
+          () => false,
+        );
+      },
+      { timeoutMs: 30_000, what: `${url} to answer (whatever its status)` },
+    );
   } catch (error) {
     await stop();
     throw error;

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { readNodeBody } from '../../adapters/node-io.js';
 import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome } from '../../src/index.js';
-import { gate, until } from '../support/processing.js';
+import { gate } from '../support/gate.js';
+import { until } from '../support/until.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
 import { createConformanceReceiver } from './conformance-receiver.js';
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { standardWebhooks } from '../../src/index.js';
 import { ensureBuilt } from '../support/build.js';
 import {
   type CountingReceiver,
@@ -14,8 +15,8 @@ beforeAll(ensureBuilt, 180_000);
 
 const eventIdOf = (output: string) => output.match(/evt_[0-9A-Z]{26}/)?.[0] as string;
 
-async function listenOn(args: string[]): Promise<{ listen: Running; url: string }> {
-  const listen = startCli(['listen', '--port', '0', '--secret', SECRET, ...args]);
+async function listenOn(args: string[], secret = SECRET): Promise<{ listen: Running; url: string }> {
+  const listen = startCli(['listen', '--port', '0', '--secret', secret, ...args]);
   const [, base] = await listen.waitFor(/Listening on (http:\/\/\S+)/);
   return { listen, url: `${base}webhooks` };
 }
@@ -85,6 +86,49 @@ describe('listen', () => {
       await listen.stop();
       await flaky.close();
     }
+  });
+
+  it('--profile standard-webhooks: verifies that format and forwards all its headers (id, timestamp, signature)', async () => {
+    const whsec = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+    const profiled = await startCountingReceiver({ secret: whsec, profile: standardWebhooks });
+    const { listen, url } = await listenOn(
+      ['--profile', 'standard-webhooks', '--forward', profiled.url],
+      whsec,
+    );
+    try {
+      expect(listen.output()).toContain(`verifying ${standardWebhooks.format}`);
+      const sent = await runCli(['send', url, '--profile', 'standard-webhooks', '--secret', whsec]);
+      expect(sent.code, sent.stderr).toBe(0);
+      const id = eventIdOf(sent.stdout);
+      await listen.waitFor(/POST \/webhooks → 200/);
+      expect(profiled.runs.get(id)).toBe(1);
+      // The default format's signature is not this one's.
+      const other = await runCli(['send', url, '--secret', whsec]);
+      expect(other.code).toBe(1);
+      await listen.waitFor(/→ 401 /);
+    } finally {
+      await listen.stop();
+      await profiled.close();
+    }
+  });
+
+  it('an unknown --profile, or a secret that is not one of its format: exit 2 naming the fix', async () => {
+    const unknown = await runCli(['listen', '--port', '0', '--secret', SECRET, '--profile', 'stripe']);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toContain(
+      "listen: unknown --profile 'stripe'. Use one of: default, standard-webhooks, body-signature.",
+    );
+    const wrongSecret = await runCli([
+      'listen',
+      '--port',
+      '0',
+      '--secret',
+      SECRET,
+      '--profile',
+      'standard-webhooks',
+    ]);
+    expect(wrongSecret.code).toBe(2);
+    expect(wrongSecret.stderr).toMatch(/listen: .*is not a whsec_ secret/);
   });
 
   it('says when the port is taken, exit 1', async () => {

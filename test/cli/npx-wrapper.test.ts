@@ -4,6 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SECRET } from '../support/child-processes.js';
 import { type Consumer, installPackedPackage } from '../support/packed-package.js';
+import { until } from '../support/until.js';
 
 /**
  * `npx messaging-webhooks listen` runs the CLI two processes down (npm exec → sh -c → node). Stopping the
@@ -62,15 +63,6 @@ const commandOf = (pid: number) => {
 /** Running means alive and not a zombie (an exited process whose new parent has not reaped it yet). */
 const running = (pid: number) => processes().some((info) => info.pid === pid && info.state !== 'Z');
 
-async function untilEnded(pids: number[], timeoutMs: number): Promise<number[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const left = pids.filter(running);
-    if (left.length === 0 || Date.now() > deadline) return left;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
-
 describe.runIf(process.platform === 'linux')('npx messaging-webhooks listen', () => {
   it.each([
     { signal: 'SIGINT', to: 'process group', group: true },
@@ -107,7 +99,9 @@ describe.runIf(process.platform === 'linux')('npx messaging-webhooks listen', ()
         expect(tree.length).toBeGreaterThanOrEqual(1);
         process.kill(group ? -pid : pid, signal);
         await exited;
-        const left = await untilEnded(tree, 10_000);
+        // On timeout the assertion below names the processes left, with their command lines.
+        await until(() => !tree.some(running), 10_000).catch(() => {});
+        const left = tree.filter(running);
         expect(
           left.map((pid) => `${pid} ${commandOf(pid)}`),
           output,

@@ -163,7 +163,7 @@ describe('the code blocks of the README and docs/', () => {
       const file = join(consumer.dir, pathOf(block).replace(/\.ts$/, '.run.mjs'));
       writeFileSync(file, code);
       const server = start(
-        [process.execPath, '--import', join(root, 'test/docs/free-port.mjs'), file],
+        [process.execPath, '--import', join(root, 'test/docs/listen-on-port-zero.mjs'), file],
         { WEBHOOK_SECRET: SECRET },
         consumer.dir,
       );

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
 import { type CountingReceiver, SECRET, startCountingReceiver } from '../support/child-processes.js';
-import { call, fast, until } from './helpers.js';
+import { until } from '../support/until.js';
+import { call, changesOf, fast } from './helpers.js';
 
 let receiver: CountingReceiver;
 let emulator: Emulator;
@@ -88,7 +89,9 @@ describe('lifecycle and webhooks', () => {
     expect(sent.status).toBe(202);
     expect(sent.body).toMatchObject({ id: expect.stringMatching(/^msg_/), status: 'queued', mode: 'test' });
     const record = emulator.state.messages.get(sent.body.id);
-    await until(emulator, () => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged');
+    await until(() => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged', {
+      changes: changesOf(emulator),
+    });
     expect(record?.history.map((step) => step.status)).toEqual(['queued', 'submitted', 'delivered']);
     const [eventId] = record?.events ?? [];
     expect(receiver.runs.get(eventId as string)).toBe(1);
@@ -113,7 +116,9 @@ describe('lifecycle and webhooks', () => {
       body: { to: '+15550100002', purpose: 'login', ttl_seconds: 300 },
     });
     expect(otp.body.otp).toMatchObject({ purpose: 'login', ttl_seconds: 300 });
-    await until(emulator, () => emulator.state.deliveriesOf(otp.body.id)[0]?.state === 'acknowledged');
+    await until(() => emulator.state.deliveriesOf(otp.body.id)[0]?.state === 'acknowledged', {
+      changes: changesOf(emulator),
+    });
     const eventId = emulator.state.messages.get(otp.body.id)?.events[0] as string;
     expect(receiver.events.get(eventId)).toMatchObject({ data: { purpose: 'login', ttl_seconds: 300 } });
   });
@@ -130,7 +135,9 @@ describe('lifecycle and webhooks', () => {
     });
     try {
       const sent = await call(chaotic, '/v1/messages', { body: message });
-      await until(chaotic, () => chaotic.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged');
+      await until(() => chaotic.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged', {
+        changes: changesOf(chaotic),
+      });
       const [delivery] = chaotic.state.deliveriesOf(sent.body.id);
       // Stale on purpose (rejected), then the handler's first run fails (500), then acknowledged.
       expect(delivery?.attempts.map((a) => [a.status, a.reason, a.variant])).toEqual([
@@ -157,10 +164,14 @@ describe('lifecycle and webhooks', () => {
   it('holds deliveries to a paused endpoint until it is resumed', async () => {
     emulator.setPaused('test', true);
     const sent = await call(emulator, '/v1/messages', { body: message });
-    await until(emulator, () => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'held');
+    await until(() => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'held', {
+      changes: changesOf(emulator),
+    });
     expect(emulator.state.deliveriesOf(sent.body.id)[0]?.attempts).toEqual([]);
     emulator.setPaused('test', false);
-    await until(emulator, () => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged');
+    await until(() => emulator.state.deliveriesOf(sent.body.id)[0]?.state === 'acknowledged', {
+      changes: changesOf(emulator),
+    });
   });
 });
 
@@ -187,7 +198,9 @@ describe('options', () => {
       });
       try {
         for (let i = 0; i < 12; i++) await call(seeded, '/v1/messages', { body: message });
-        await until(seeded, () => [...seeded.state.messages.values()].every((m) => m.events.length > 0));
+        await until(() => [...seeded.state.messages.values()].every((m) => m.events.length > 0), {
+          changes: changesOf(seeded),
+        });
         return [...seeded.state.messages.values()].map((m) => m.status);
       } finally {
         await seeded.close();
@@ -212,7 +225,9 @@ describe('modes', () => {
     try {
       const sent = await call(twoModes, '/v1/messages', { key: twoModes.modes.live.keys[0], body: message });
       expect(sent.body.mode).toBe('live');
-      await until(twoModes, () => twoModes.state.deliveriesOf(sent.body.id)[0]?.state === 'failed');
+      await until(() => twoModes.state.deliveriesOf(sent.body.id)[0]?.state === 'failed', {
+        changes: changesOf(twoModes),
+      });
       // The live receiver knows only the test secret here: the live signature is refused, as it should be.
       expect(twoModes.state.deliveriesOf(sent.body.id)[0]?.attempts.map((a) => a.reason)).toEqual([
         'signature_mismatch',

@@ -2,7 +2,8 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { call, settled, until } from './helpers.js';
+import { until } from '../support/until.js';
+import { call, changesOf, settled } from './helpers.js';
 
 const MESSAGES = 300;
 const CONTACTS = 50;
@@ -46,7 +47,7 @@ export async function drive(endpoint: string, secret: string): Promise<Drive> {
     body: { name: 'Proof', sender: 'Acme', template_id: 'tmpl_welcome', group_id: 'grp_e2e' },
   });
   expect(campaign.body.recipients).toBe(CONTACTS);
-  await until(emulator, () => settled(emulator), 45_000);
+  await until(() => settled(emulator), { timeoutMs: 45_000, changes: changesOf(emulator) });
   const messages = [...emulator.state.messages.values()];
   expect(messages).toHaveLength(MESSAGES + CONTACTS);
   return {

@@ -1,21 +1,7 @@
 import type { Emulator } from '../../src/emulator/index.js';
 
-/** Resolves once `done()` holds, checked on every change the emulator records (no polling, no sleeps). */
-export function until(emulator: Emulator, done: () => boolean, timeoutMs = 20_000): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (done()) return resolve();
-    const timer = setTimeout(() => {
-      unsubscribe();
-      reject(new Error(`Not reached within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const unsubscribe = emulator.state.subscribe(() => {
-      if (!done()) return;
-      clearTimeout(timer);
-      unsubscribe();
-      resolve();
-    });
-  });
-}
+/** The emulator's state changes, for `until` to check its condition on each one (no polling). */
+export const changesOf = (emulator: Emulator) => (listener: () => void) => emulator.state.subscribe(listener);
 
 export interface CallOptions {
   method?: string;

@@ -1,5 +1,6 @@
 import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { gate } from '../support/gate.js';
 import { buildPackage } from '../support/harness/build.js';
 import {
   expectCompletedOnce,
@@ -11,7 +12,6 @@ import {
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
 import { type Attempt, type Delivery, deliverAll, eventIds } from '../support/harness/sender.js';
-import { gate } from '../support/processing.js';
 
 /*
  * The store's Redis server (the test's own, on its own port) stops in the middle of a run and comes back.

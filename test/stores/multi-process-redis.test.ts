@@ -29,17 +29,12 @@ it('Redis: 500 events × 5 copies over 4 processes, 10% failing handlers: each p
   const ids = eventIds(run, 500);
   const prefix = `mw-test:${run}:store:`;
   const config = { store: 'redis', redisUrl: REDIS_URL, prefix, leaseMs: 5000, failRate: 0.1 } as const;
-  const counts = await expectCopiesProcessedOnce(ids, {
+  await expectCopiesProcessedOnce(ids, {
     ...config,
     secret,
     counterUrl: REDIS_URL,
     counterPrefix,
   });
-  expect(Object.keys(counts).sort()).toEqual(
-    ['200', '200 duplicate', '409 event_in_progress', '500 handler_failed'].filter(
-      (label) => label in counts,
-    ),
-  );
   const counters = await redis.mGet(ids.map((id) => `${counterPrefix}${id}`));
   expect(counters.filter((count) => count !== '1')).toEqual([]);
   const marks = await redis.mGet(ids.map((id) => `${prefix}live:${id}`));

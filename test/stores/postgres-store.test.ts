@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDedupeStore } from '../../src/stores/postgres.js';
+import { until } from '../support/until.js';
 import { describeStoreConformance } from './store-conformance.js';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -25,7 +26,8 @@ afterAll(async () => {
 });
 
 // A lease long enough that two round trips fit in it on a loaded machine: the cases check what happens inside
-// a lease and after it, and a claim that outlived its lease between two statements would test neither.
+// a lease and after it, and a claim that outlived its lease between two statements would test neither. Leases
+// end on PostgreSQL's clock, which no test can move: `advance` really waits, the lease left to expire is the case.
 const LEASE = { leaseMs: 600, slackMs: 100, advance: sleep };
 describeStoreConformance('postgres', () => ({ store, ...LEASE }));
 describeStoreConformance('postgres transactional', () => ({ store: transactional, ...LEASE }));
@@ -156,16 +158,26 @@ describe('PostgresDedupeStore transactional mode', () => {
   });
 
   it('rolls the work back when the claim was taken over while it ran', async () => {
-    const stale = await claimToken('live:evt_tx_late', 100);
-    await sleep(150);
-    const current = await claimToken('live:evt_tx_late');
+    const key = 'live:evt_tx_late';
+    const stale = await claimToken(key, 100);
+    let current: string | undefined;
     await expect(
-      transactional.transact?.('live:evt_tx_late', stale, 60_000, async (tx) => {
+      transactional.transact?.(key, stale, 60_000, async (tx) => {
         await tx.query(`INSERT INTO ${effects} (event_id) VALUES ($1)`, ['evt_tx_late']);
+        // The handler outlives its 100 ms lease, which PostgreSQL's clock ends: another delivery's claim takes
+        // the event over while the handler still runs.
+        await until(
+          async () => {
+            const claim = await store.claim(key, 5000);
+            if (claim.status === 'claimed') current = claim.token;
+            return current !== undefined;
+          },
+          { what: 'a second claim to take the expired lease over' },
+        );
       }),
     ).rejects.toThrow(/taken over/);
     expect(await effectCount('evt_tx_late')).toBe(0);
-    expect(await store.complete('live:evt_tx_late', current, 60_000)).toBe(true);
+    expect(await store.complete(key, current as string, 60_000)).toBe(true);
   });
 
   it('returns its connection to the pool whatever happens', async () => {

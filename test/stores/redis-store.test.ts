@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { failOpen } from '../../src/stores/fail-open.js';
 import { RedisDedupeStore } from '../../src/stores/redis.js';
+import { freePort } from '../support/free-port.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
 import { describeStoreConformance } from './store-conformance.js';
 
@@ -85,7 +85,8 @@ describe('RedisDedupeStore', () => {
   });
 
   it('throws at once instead of queueing while the client is not connected', async () => {
-    const port = await closedPort();
+    // Nothing listens there: the client is refused and keeps reconnecting.
+    const port = await freePort();
     const offline = createClient({ url: `redis://127.0.0.1:${port}` });
     const errors: unknown[] = [];
     offline.on('error', (error) => errors.push(error));
@@ -117,12 +118,3 @@ describe('RedisDedupeStore', () => {
     expect(() => new RedisDedupeStore({})).toThrow(/createClient/);
   });
 });
-
-/** A port nobody listens on: bound, read, and closed again. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}

@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNodeHandler } from '../../adapters/node.js';
-import { createReceiver, type Receiver } from '../../src/index.js';
+import { createReceiver, type Receiver, type SignatureProfile } from '../../src/index.js';
 import { cliPath, root } from './build.js';
 
 export const SECRET = 'whsec_cli_test_9d8c7b6a5f4e3d2c';
@@ -151,9 +151,17 @@ export interface CountingReceiver extends TestServer {
  * `fail(id, run)` makes a run throw: the claim is released and the sender must retry.
  */
 export async function startCountingReceiver(
-  options: { fail?: (id: string, run: number) => boolean; delayMs?: number; signatureHeader?: string } = {},
+  options: {
+    fail?: (id: string, run: number) => boolean;
+    delayMs?: number;
+    /** The receiver's own options (default: SECRET and the default profile). */
+    secret?: string;
+    signatureHeader?: string;
+    profile?: SignatureProfile;
+  } = {},
 ): Promise<CountingReceiver> {
-  const receiver = createReceiver({ secrets: SECRET, signatureHeader: options.signatureHeader });
+  const { secret = SECRET, signatureHeader, profile } = options;
+  const receiver = createReceiver({ secrets: secret, signatureHeader, profile });
   const runs = new Map<string, number>();
   const calls = new Map<string, number>();
   const events = new Map<string, unknown>();
@@ -168,12 +176,4 @@ export async function startCountingReceiver(
   });
   const server = await startServer(createNodeHandler(receiver));
   return { ...server, receiver, runs, calls, events };
-}
-
-/** A free port on 127.0.0.1 for a child that needs one on its command line. */
-export async function freePort(): Promise<number> {
-  const server = await startServer(() => {});
-  const port = Number(new URL(server.url).port);
-  await server.close();
-  return port;
 }

@@ -1,14 +1,8 @@
 import { expect } from 'vitest';
-import { createReceiver, type DedupeStore, type Outcome } from '../../src/index.js';
-import { createEvent, createSignedRequest } from '../../src/testing.js';
-import { gate } from './processing.js';
-
-const SECRET = 'whsec_lease_proof_3b7d1f9a2c4e6b8d';
-
-function signed(event: unknown) {
-  const { body, headers } = createSignedRequest(event, { secret: SECRET });
-  return { method: 'POST', headers, rawBody: body };
-}
+import { createReceiver, type DedupeStore, type Outcome, type ReceiveRequest } from '../../src/index.js';
+import { createEvent } from '../../src/testing.js';
+import { gate } from './gate.js';
+import { delivery, SECRET } from './unit.js';
 
 /** Resolves after `ms`: paces retries, never decides an outcome (a slower machine only retries later). */
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -21,7 +15,7 @@ const RETRIES = 6;
  * handler still runs (or its event still waits) in this process.
  */
 async function retryForThreeLeases(
-  receive: (request: ReturnType<typeof signed>) => Promise<Outcome>,
+  receive: (request: ReceiveRequest) => Promise<Outcome>,
   event: unknown,
   leaseMs: number,
   from: number,
@@ -30,7 +24,7 @@ async function retryForThreeLeases(
   const answers: Promise<Outcome>[] = [];
   while (Date.now() - from < leaseMs * 3 || answers.length < RETRIES) {
     await pause(leaseMs / 2);
-    answers.push(receive(signed(event)));
+    answers.push(receive(delivery(event)));
   }
   // Every retry is answered while the first delivery still holds the event: one still claiming when the event
   // completes would be told "duplicate", a race of the test's own. Correct code answers each at once; a retry
@@ -57,7 +51,7 @@ export async function expectSlowHandlerRunsOnce(store: DedupeStore<unknown>, lea
   });
   const event = createEvent('message.delivered');
   const from = Date.now();
-  const first = receiver.receive(signed(event));
+  const first = receiver.receive(delivery(event));
   await running.opened;
   let retrying: Promise<Outcome>[];
   try {
@@ -68,7 +62,7 @@ export async function expectSlowHandlerRunsOnce(store: DedupeStore<unknown>, lea
   expect((await first).status).toBe(200);
   const retries = await Promise.all(retrying);
   expect(retries.map((outcome) => outcome.reason)).toEqual(retries.map(() => 'event_in_progress'));
-  expect((await receiver.receive(signed(event))).duplicate).toBe(true);
+  expect((await receiver.receive(delivery(event))).duplicate).toBe(true);
   expect(runs).toBe(1);
   await receiver.close();
 }
@@ -91,9 +85,9 @@ export async function expectQueuedEventRunsOnce(store: DedupeStore<unknown>, lea
     await held.opened;
   });
   const from = Date.now();
-  const first = [receiver.receive(signed(a))];
+  const first = [receiver.receive(delivery(a))];
   await aRunning.opened;
-  first.push(receiver.receive(signed(b)));
+  first.push(receiver.receive(delivery(b)));
   let retrying: Promise<Outcome>[];
   let ranWhileHeld: string[];
   try {

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
 import { type Outcome, type ReceiveRequest, signPayload } from '../../src/index.js';
 
-/** Shared plumbing of the unit tests: signed deliveries and the error body contract. */
+/** Shared plumbing of the unit tests: signed deliveries and the checks of what the receiver answers. */
 
 export const SECRET = 'whsec_unit_4f1c2d9e8b7a6f5e4d3c2b1a';
 export const TEST_SECRET = 'whsec_unit_test_mode_0a9b8c7d6e5f';
@@ -54,11 +54,14 @@ export function delivery(event: unknown, options: DeliveryOptions = {}): Receive
   return { method: options.method ?? 'POST', headers, rawBody: new TextEncoder().encode(body) };
 }
 
-/** Asserts the service's error shape and the request id header; returns the error object. */
-export function expectError(outcome: Outcome, status: number, code: string) {
-  expect(outcome.status).toBe(status);
-  expect(outcome.reason).toBe(code);
+/**
+ * A rejection: the status, the reason code, the service's error shape with the request id in body and header,
+ * and `Retry-After` when given. Returns the error object.
+ */
+export function expectRejected(outcome: Outcome, status: number, code: string, retryAfter?: string) {
+  expect({ status: outcome.status, reason: outcome.reason }).toEqual({ status, reason: code });
   expect(outcome.headers['content-type']).toBe('application/json');
+  if (retryAfter !== undefined) expect(outcome.headers['retry-after']).toBe(retryAfter);
   const requestId = outcome.headers['x-request-id'];
   expect(requestId).toMatch(/^req_[0-9a-f]{32}$/);
   expect(outcome.requestId).toBe(requestId);
@@ -76,16 +79,24 @@ export function expectError(outcome: Outcome, status: number, code: string) {
   return body.error;
 }
 
-export function expectAccepted(outcome: Outcome, status: 200 | 202, duplicate = false) {
-  expect(outcome.status).toBe(status);
-  expect(outcome.reason).toBeUndefined();
+/** The former name of expectRejected, still used by the durable tests. */
+export const expectError = expectRejected;
+
+/** An acknowledgement: 200 (processed, or a duplicate) or 202 (async ack), with the body that says which. */
+export function expectAccepted(outcome: Outcome, status: 200 | 202 = 200, duplicate = false) {
+  expect({ status: outcome.status, reason: outcome.reason, duplicate: outcome.duplicate }).toEqual({
+    status,
+    reason: undefined,
+    duplicate: duplicate ? true : undefined,
+  });
   expect(outcome.headers['x-request-id']).toMatch(/^req_[0-9a-f]{32}$/);
   expect(JSON.parse(outcome.body)).toEqual(
     duplicate ? { received: true, duplicate: true } : { received: true },
   );
 }
 
-export { gate } from './processing.js';
+/** Re-exported for the durable tests, which import it from here. */
+export { gate } from './gate.js';
 
 /** A case of the shared signature vectors (test/fixtures/signatures.json, made by an independent signer). */
 export interface VectorCase {

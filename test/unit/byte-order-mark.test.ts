@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, signPayload } from '../../src/index.js';
-import { deliveredEvent, expectAccepted, expectError, SECRET } from '../support/unit.js';
+import { deliveredEvent, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 
 const BOM = '\uFEFF';
 
@@ -34,7 +34,7 @@ describe('a UTF-8 byte order mark before the JSON', () => {
     const receiver = createReceiver({ secrets: SECRET });
     for (const form of ['Buffer', 'Uint8Array', 'string'] as const) {
       const outcome = await receiver.receive(deliveryOf(BOM + BOM + JSON.stringify(deliveredEvent()), form));
-      expectError(outcome, 400, 'invalid_json');
+      expectRejected(outcome, 400, 'invalid_json');
     }
   });
 });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createEventParser, createReceiver, defaultEvents, signPayload } from '../../src/index.js';
-import { deliveredEvent, delivery, expectAccepted, expectError, SECRET, uniqueId } from '../support/unit.js';
+import {
+  deliveredEvent,
+  delivery,
+  expectAccepted,
+  expectRejected,
+  SECRET,
+  uniqueId,
+} from '../support/unit.js';
 
 const parse = createEventParser(defaultEvents);
 const pathsOf = (value: unknown) => {
@@ -105,7 +112,7 @@ describe('event types beyond the catalogue', () => {
   it('an unknown type still has its envelope checked', async () => {
     const receiver = createReceiver({ secrets: SECRET });
     const outcome = await receiver.receive(delivery({ id: 'bad', type: 'campaign.completed', data: {} }));
-    expectError(outcome, 422, 'invalid_event');
+    expectRejected(outcome, 422, 'invalid_event');
   });
 
   it("a user's own schema types and checks its events; extra fields are kept", async () => {
@@ -133,7 +140,7 @@ describe('event types beyond the catalogue', () => {
       type: 'campaign.completed',
       data: { campaign_id: 'cmp_2', sent: 'many' },
     };
-    const error = expectError(await receiver.receive(delivery(bad)), 422, 'invalid_event');
+    const error = expectRejected(await receiver.receive(delivery(bad)), 422, 'invalid_event');
     expect(error.message).toContain('data.sent');
     expect(error.message).not.toContain('many');
   });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
-import { deliveredEvent, delivery, expectError, SECRET } from '../support/unit.js';
+import { deliveredEvent, delivery, expectRejected, SECRET } from '../support/unit.js';
 
 const HOUR = 3_600_000;
 
@@ -83,7 +83,7 @@ describe('MemoryDedupeStore bounds', () => {
     const receiver = createReceiver({ secrets: SECRET, store });
     expect((await store.claim('live:evt_other', 60_000)).status).toBe('claimed');
     const event = deliveredEvent();
-    expectError(await receiver.receive(delivery(event)), 503, 'store_unavailable');
+    expectRejected(await receiver.receive(delivery(event)), 503, 'store_unavailable');
     store.clear();
     expect((await receiver.receive(delivery(event))).status).toBe(200);
   });

@@ -4,7 +4,6 @@ import pino from 'pino';
 import { describe, expect, inject, it } from 'vitest';
 import { createReceiver } from '../../src/index.js';
 import { collectKnownSecrets, findLeakedSecrets, redactedName } from '../setup/known-secrets.js';
-import { PROCESSING_SECRET } from '../support/processing.js';
 import { SECRET, TEST_SECRET } from '../support/unit.js';
 
 /**
@@ -21,8 +20,7 @@ describe('log scan of the whole suite', () => {
     };
     const fromFixture = fixture.cases.flatMap((c) => [...(c.secrets ?? []), ...(c.secrets_hex ?? [])]);
     expect(fromFixture.length).toBeGreaterThan(0);
-    for (const secret of [...fromFixture, SECRET, TEST_SECRET, PROCESSING_SECRET])
-      expect(known).toContain(secret);
+    for (const secret of [...fromFixture, SECRET, TEST_SECRET]) expect(known).toContain(secret);
   });
 
   it('captures console, stdout/stderr and direct file-descriptor writes of this worker', () => {
@@ -42,7 +40,7 @@ describe('log scan of the whole suite', () => {
   it('captures the lines of a real pino logger given to a receiver', async () => {
     const probe = `pino-probe-${process.pid}-${Date.now()}`;
     const logger = pino();
-    const receiver = createReceiver({ secrets: PROCESSING_SECRET, logger });
+    const receiver = createReceiver({ secrets: SECRET, logger });
     const outcome = await receiver.receive({ method: 'GET', headers: { 'x-probe': probe } });
     logger.info({ probe }, 'probe');
     logger.flush();

@@ -3,23 +3,25 @@ import { describe, expect, it } from 'vitest';
 import { createReceiver, type MetricsSnapshot } from '../../src/index.js';
 import { registerMetrics } from '../../src/prometheus.js';
 import { createEvent } from '../../src/testing.js';
-import { gate, PROCESSING_SECRET, signed, until } from '../support/processing.js';
+import { gate } from '../support/gate.js';
+import { delivery, SECRET } from '../support/unit.js';
+import { until } from '../support/until.js';
 
 const seriesOf = (snapshot: MetricsSnapshot, outcome: string, eventType: string) =>
   snapshot.series.find((series) => series.outcome === outcome && series.eventType === eventType);
 
 async function traffic() {
-  const receiver = createReceiver({ secrets: PROCESSING_SECRET });
+  const receiver = createReceiver({ secrets: SECRET });
   receiver.on('message.delivered', () => new Promise((resolve) => setTimeout(resolve, 30)));
   receiver.on('message.failed', () => {
     throw new Error('boom');
   });
   const delivered = createEvent('message.delivered');
-  await receiver.receive(signed(delivered));
-  await receiver.receive(signed(createEvent('message.delivered')));
-  await receiver.receive(signed(delivered));
-  await receiver.receive(signed(createEvent('message.failed')));
-  await receiver.receive({ ...signed(delivered), headers: { 'content-type': 'application/json' } });
+  await receiver.receive(delivery(delivered));
+  await receiver.receive(delivery(createEvent('message.delivered')));
+  await receiver.receive(delivery(delivered));
+  await receiver.receive(delivery(createEvent('message.failed')));
+  await receiver.receive({ ...delivery(delivered), headers: { 'content-type': 'application/json' } });
   return receiver;
 }
 
@@ -48,10 +50,10 @@ describe('receiver.metrics()', () => {
   });
 
   it('shows handlers running and events waiting right now', async () => {
-    const receiver = createReceiver({ secrets: PROCESSING_SECRET, concurrency: 1 });
+    const receiver = createReceiver({ secrets: SECRET, concurrency: 1 });
     const held = gate();
     receiver.on('message.delivered', () => held.opened);
-    const answers = [1, 2, 3].map(() => receiver.receive(signed(createEvent('message.delivered'))));
+    const answers = [1, 2, 3].map(() => receiver.receive(delivery(createEvent('message.delivered'))));
     await until(() => receiver.metrics().queue.waiting === 2);
     expect(receiver.metrics().queue).toEqual({ running: 1, waiting: 2 });
     held.open();
@@ -60,9 +62,9 @@ describe('receiver.metrics()', () => {
   });
 
   it('past 64 event types, new types are counted as "other"', async () => {
-    const receiver = createReceiver({ secrets: PROCESSING_SECRET });
+    const receiver = createReceiver({ secrets: SECRET });
     for (let i = 0; i < 70; i++) {
-      await receiver.receive(signed({ ...createEvent('message.delivered'), type: `custom.type_${i}` }));
+      await receiver.receive(delivery({ ...createEvent('message.delivered'), type: `custom.type_${i}` }));
     }
     const types = receiver.metrics().series.map((series) => series.eventType);
     expect(types).toHaveLength(65);
@@ -95,7 +97,7 @@ describe('messaging-webhooks/prometheus', () => {
     expect(text).toContain('messaging_webhooks_queue_waiting 0');
 
     // Collected on scrape: later requests show up without re-registering.
-    await receiver.receive(signed(createEvent('message.delivered')));
+    await receiver.receive(delivery(createEvent('message.delivered')));
     expect(await registry.metrics()).toContain(`messaging_webhooks_requests_total{${processed}} 3\n`);
   });
 
@@ -116,7 +118,7 @@ describe('messaging-webhooks/prometheus', () => {
       'hooks_queue_waiting',
     ]);
     expect(() =>
-      registerMetrics(createReceiver({ secrets: PROCESSING_SECRET }), { registry, prefix: 'hooks_' }),
+      registerMetrics(createReceiver({ secrets: SECRET }), { registry, prefix: 'hooks_' }),
     ).toThrow(/already been registered/);
   });
 });

@@ -8,17 +8,17 @@ import {
   type ReceiverOptions,
   type WebhookHandlerError,
 } from '../../src/index.js';
-import { until } from '../support/processing.js';
 import {
   type DeliveryOptions,
   deliveredEvent,
   delivery,
   expectAccepted,
-  expectError,
+  expectRejected,
   gate,
   nowSeconds,
   SECRET,
 } from '../support/unit.js';
+import { until } from '../support/until.js';
 
 const receiverWith = (options: Partial<ReceiverOptions> = {}) =>
   createReceiver({ secrets: SECRET, store: new MemoryDedupeStore(), ...options });
@@ -76,7 +76,7 @@ describe('receiver outcomes', () => {
   it('405 + Allow: only POST', async () => {
     for (const method of ['GET', 'PUT', 'HEAD']) {
       const outcome = await receiverWith().receive(delivery(deliveredEvent(), { method }));
-      expectError(outcome, 405, 'method_not_allowed');
+      expectRejected(outcome, 405, 'method_not_allowed');
       expect(outcome.headers.allow).toBe('POST');
     }
   });
@@ -91,15 +91,15 @@ describe('receiver outcomes', () => {
         return '{}';
       },
     });
-    expectError(outcome, 415, 'unsupported_media_type');
+    expectRejected(outcome, 415, 'unsupported_media_type');
     expect(read).toBe(false);
     const missing = await receiverWith().receive({ method: 'POST', headers: {}, rawBody: '{}' });
-    expectError(missing, 415, 'unsupported_media_type');
+    expectRejected(missing, 415, 'unsupported_media_type');
   });
 
   it('413: a body over maxBodyBytes, given whole or stopped by the reader', async () => {
     const receiver = receiverWith({ maxBodyBytes: 64 });
-    expectError(await receiver.receive(delivery(deliveredEvent())), 413, 'payload_too_large');
+    expectRejected(await receiver.receive(delivery(deliveredEvent())), 413, 'payload_too_large');
     let limit = 0;
     const streamed = await receiver.receive({
       method: 'POST',
@@ -109,7 +109,7 @@ describe('receiver outcomes', () => {
         return BODY_TOO_LARGE;
       },
     });
-    expectError(streamed, 413, 'payload_too_large');
+    expectRejected(streamed, 413, 'payload_too_large');
     expect(limit).toBe(64);
     expect(receiver.limits.maxBodyBytes).toBe(64);
   });
@@ -120,7 +120,7 @@ describe('receiver outcomes', () => {
       headers: { 'content-type': 'application/json' },
       readBody: () => Promise.reject(new Error('aborted')),
     });
-    expectError(outcome, 400, 'request_aborted');
+    expectRejected(outcome, 400, 'request_aborted');
   });
 
   // The timestamps are an hour off, not a second past the tolerance: the cases are built when the file loads,
@@ -140,21 +140,21 @@ describe('receiver outcomes', () => {
         calls++;
       });
       const outcome = await receiver.receive(delivery(deliveredEvent(), options));
-      expectError(outcome, 401, reason);
+      expectRejected(outcome, 401, reason);
       expect(outcome.event).toBeUndefined();
       expect(calls).toBe(0);
     });
   }
 
   it('400 invalid_json: verified bytes that are not JSON', async () => {
-    expectError(await receiverWith().receive(delivery('{"id": evt_')), 400, 'invalid_json');
+    expectRejected(await receiverWith().receive(delivery('{"id": evt_')), 400, 'invalid_json');
   });
 
   it('422 invalid_event: lists the paths of the issues, never the values', async () => {
     const secretish = 'DISTINCTIVE-VALUE-7731';
     const event = deliveredEvent({ to: secretish, operator: '' }, { created_at: `not-a-date-${secretish}` });
     const outcome = await receiverWith().receive(delivery(event));
-    const error = expectError(outcome, 422, 'invalid_event');
+    const error = expectRejected(outcome, 422, 'invalid_event');
     expect(outcome.body).not.toContain(secretish);
     expect(error.message).toContain('data.to');
     expect(error.message).toContain('data.operator');
@@ -167,7 +167,7 @@ describe('receiver outcomes', () => {
   });
 
   it('422 invalid_event: a body that is JSON but not an object', async () => {
-    const error = expectError(await receiverWith().receive(delivery('[1,2]')), 422, 'invalid_event');
+    const error = expectRejected(await receiverWith().receive(delivery('[1,2]')), 422, 'invalid_event');
     expect(error.message).toContain('(body)');
   });
 
@@ -177,7 +177,7 @@ describe('receiver outcomes', () => {
     const event = deliveredEvent();
     await store.claim(`live:${event.id}`, 30_000);
     const outcome = await receiver.receive(delivery(event));
-    expectError(outcome, 409, 'event_in_progress');
+    expectRejected(outcome, 409, 'event_in_progress');
     expect(Number(outcome.headers['retry-after'])).toBeGreaterThanOrEqual(29);
     expect(Number(outcome.headers['retry-after'])).toBeLessThanOrEqual(30);
   });
@@ -193,7 +193,7 @@ describe('receiver outcomes', () => {
     });
     const event = deliveredEvent();
     const outcome = await receiver.receive(delivery(event));
-    expectError(outcome, 500, 'handler_failed');
+    expectRejected(outcome, 500, 'handler_failed');
     expect(outcome.body).not.toContain('hunter2');
     expect(outcome.body).not.toContain('handlers.ts');
     expect(outcome.body).not.toContain(' at ');
@@ -220,7 +220,7 @@ describe('receiver outcomes', () => {
     receiver.onAny(async () => {
       throw new Error('second');
     });
-    expectError(await receiver.receive(delivery(deliveredEvent())), 500, 'handler_failed');
+    expectRejected(await receiver.receive(delivery(deliveredEvent())), 500, 'handler_failed');
     expect(succeeded).toBe(1);
     expect(told).toHaveLength(1);
     const [error, ctx] = told[0] as [WebhookHandlerError, ErrorContext];
@@ -261,7 +261,7 @@ describe('receiver outcomes', () => {
       headers: { 'content-type': 'application/json', 'webhook-signature': 't=1,v1=00' },
       rawBody: deliveredEvent(),
     });
-    const error = expectError(outcome, 500, 'body_already_parsed');
+    const error = expectRejected(outcome, 500, 'body_already_parsed');
     expect(error.message).toContain('express.raw');
     expect(error.message).not.toContain('msg_');
     expect(told).toEqual([{ requestId: outcome.requestId, reason: 'body_already_parsed' }]);
@@ -284,7 +284,7 @@ describe('receiver outcomes', () => {
       told.push(error.code);
     });
     const outcome = await receiver.receive(delivery(deliveredEvent()));
-    expectError(outcome, 503, 'store_unavailable');
+    expectRejected(outcome, 503, 'store_unavailable');
     expect(outcome.headers['retry-after']).toBe('7');
     expect(outcome.body).not.toContain('ECONNREFUSED');
     expect(calls).toBe(0);
@@ -306,7 +306,7 @@ describe('receiver outcomes', () => {
     await until(() => receiver.metrics().queue.waiting === 1);
     const turnedAway = deliveredEvent();
     const outcome = await receiver.receive(delivery(turnedAway));
-    expectError(outcome, 503, 'overloaded');
+    expectRejected(outcome, 503, 'overloaded');
     expect(outcome.headers['retry-after']).toBe('5');
     held.open();
     expectAccepted(await running, 200);
@@ -318,7 +318,7 @@ describe('receiver outcomes', () => {
     const receiver = receiverWith();
     await receiver.close();
     const outcome = await receiver.receive(delivery(deliveredEvent()));
-    expectError(outcome, 503, 'shutting_down');
+    expectRejected(outcome, 503, 'shutting_down');
     expect(outcome.headers['retry-after']).toBe('5');
   });
 
@@ -329,7 +329,7 @@ describe('receiver outcomes', () => {
     receiver.on('message.delivered', () => held.opened);
     const event = deliveredEvent();
     const outcome = await receiver.receive(delivery(event));
-    expectError(outcome, 503, 'handler_timeout');
+    expectRejected(outcome, 503, 'handler_timeout');
     held.open();
     await receiver.close();
     const retry = await receiverWith({ store }).receive(delivery(event));

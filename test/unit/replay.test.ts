@@ -4,7 +4,7 @@ import {
   deliveredEvent,
   delivery,
   expectAccepted,
-  expectError,
+  expectRejected,
   gate,
   nowSeconds,
   SECRET,
@@ -38,7 +38,7 @@ describe('replay safety through receive()', () => {
     for (const outcome of outcomes) {
       if (outcome === processed[0]) continue;
       if (outcome.status === 200) expectAccepted(outcome, 200, true);
-      else expectError(outcome, 409, 'event_in_progress');
+      else expectRejected(outcome, 409, 'event_in_progress');
     }
     expectAccepted(await receiver.receive(delivery(event)), 200, true);
     expect(calls).toBe(1);
@@ -53,7 +53,7 @@ describe('replay safety through receive()', () => {
     });
     const event = deliveredEvent();
     const first = nowSeconds() - 60;
-    expectError(await receiver.receive(delivery(event, { timestamp: first })), 500, 'handler_failed');
+    expectRejected(await receiver.receive(delivery(event, { timestamp: first })), 500, 'handler_failed');
     expectAccepted(await receiver.receive(delivery(event, { timestamp: first + 30 })), 200);
     expectAccepted(await receiver.receive(delivery(event, { timestamp: first + 60 })), 200, true);
     expect(calls).toBe(2);
@@ -72,9 +72,9 @@ describe('replay safety through receive()', () => {
     const dead = await store.claim(`live:${event.id}`, 60_000);
     expect(dead.status).toBe('claimed');
 
-    expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+    expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress');
     clock.ms += 59_999;
-    expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+    expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress');
     clock.ms += 1;
     expectAccepted(await receiver.receive(delivery(event)), 200);
     expect(calls).toBe(1);
@@ -110,7 +110,7 @@ describe('replay safety through receive()', () => {
     expectAccepted(await first, 200);
     // Its completion was refused (the claim is no longer its own) and reported, not forced.
     expect(told).toEqual(['lease_lost']);
-    expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+    expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress');
     retryHeld.open();
     expectAccepted(await retry, 200);
     expectAccepted(await receiver.receive(delivery(event)), 200, true);

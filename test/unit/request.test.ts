@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, getHeader, isJsonContentType, signPayload } from '../../src/index.js';
-import { deliveredEvent, expectAccepted, expectError, SECRET } from '../support/unit.js';
+import { deliveredEvent, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 
 describe('getHeader', () => {
   it('finds a header whatever its case, in a Node header object or a Fetch Headers', () => {
@@ -56,7 +56,7 @@ describe('signatureHeader option', () => {
         rawBody: body,
       });
     expectAccepted(await send({ 'x-messaging-signature': signature }), 200);
-    expectError(await send({ 'webhook-signature': signature }), 401, 'missing_signature');
+    expectRejected(await send({ 'webhook-signature': signature }), 401, 'missing_signature');
   });
 });
 

@@ -7,7 +7,7 @@ import {
   standardWebhooks,
 } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
-import { expectError, SECRET } from '../support/unit.js';
+import { expectRejected, SECRET } from '../support/unit.js';
 
 const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const acme = createProfile({
@@ -29,7 +29,7 @@ async function answer(profile: SignatureProfile | undefined, headers: Record<str
 }
 
 const message = (outcome: Awaited<ReturnType<typeof answer>>, status: number, code: string) =>
-  expectError(outcome, status, code).message;
+  expectRejected(outcome, status, code).message;
 
 describe('each profile describes its own format in its messages', () => {
   const body = JSON.stringify(createEvent('message.delivered'));

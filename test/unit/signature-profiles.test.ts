@@ -15,7 +15,7 @@ import {
   WebhookConfigError,
 } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
-import { expectAccepted, expectError, SECRET } from '../support/unit.js';
+import { expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 
 const published = JSON.parse(
   readFileSync(new URL('../fixtures/standard-webhooks.json', import.meta.url), 'utf8'),
@@ -146,7 +146,7 @@ describe('standardWebhooks preset', () => {
     // The handler is told the delivery's webhook-id.
     expect(messageIds).toEqual([signed.headers['webhook-id']]);
     const other = createSignedRequest(createEvent('message.delivered'), { secret: vector.secret });
-    expectError(
+    expectRejected(
       await receiver.receive({ method: 'POST', headers: other.headers, rawBody: other.body }),
       401,
       'malformed_signature',

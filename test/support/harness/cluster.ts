@@ -63,11 +63,16 @@ export function expectCompletedOnce(ids: string[], attempts: Attempt[]): void {
   expect(new Set(processed.map((attempt) => attempt.eventId))).toEqual(new Set(ids));
 }
 
+/** What an attempt may be answered while copies of one event race: anything else is a bug. */
+const RACE_ANSWERS = ['200', '200 duplicate', '409 event_in_progress', '500 handler_failed'];
+
 /**
  * The multi-process proof: 4 receiver processes share the store, each event is delivered 5 times at once
  * across them, and every non-2xx answer is retried with a fresh signature until it gets a 2xx. Expects each
- * event completed once, handler failures (give the config a failRate) retried, and copies that met in flight;
- * returns the tally of the answers.
+ * event completed once, every answer a 200 (processed or duplicate), a 409 (a copy met another in flight) or
+ * a 500 (an injected handler failure, retried: give the config a failRate), and the failures retried.
+ * Whether copies meet in flight depends on scheduling, so the 409s are counted, not required; returns the
+ * tally of the answers.
  */
 export async function expectCopiesProcessedOnce(
   ids: string[],
@@ -82,7 +87,8 @@ export async function expectCopiesProcessedOnce(
   );
   expectCompletedOnce(ids, attempts);
   const counts = tally(attempts);
+  expect(Object.keys(counts).filter((label) => !RACE_ANSWERS.includes(label))).toEqual([]);
   expect(counts['500 handler_failed'], 'handlers failed and were retried').toBeGreaterThan(25);
-  expect(counts['409 event_in_progress'], 'copies met in flight').toBeGreaterThan(0);
+  console.info(`copies that met in flight (409): ${counts['409 event_in_progress'] ?? 0}`, counts);
   return counts;
 }

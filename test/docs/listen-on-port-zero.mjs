@@ -1,5 +1,6 @@
-// Loaded with --import before a documentation block's server runs: whatever port the block listens on, the server
-// takes a free one on 127.0.0.1 (the machine is shared; the documents say 3000) and prints it for the doc test.
+// Loaded with --import before a documentation block's server runs: whatever port the block listens on (the documents
+// say 3000; the machine is shared), the server listens on port 0 of 127.0.0.1 and prints the port it got for the
+// doc test. No port is picked beforehand and handed on, so none can be taken in between.
 import net from 'node:net';
 
 const listen = net.Server.prototype.listen;

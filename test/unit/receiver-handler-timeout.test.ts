@@ -1,20 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver } from '../../src/index.js';
 import { createEvent } from '../../src/testing.js';
-import {
-  expectProcessed,
-  expectRejected,
-  gate,
-  PROCESSING_SECRET,
-  signed,
-  until,
-} from '../support/processing.js';
+import { gate } from '../support/gate.js';
+import { delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
+import { until } from '../support/until.js';
 
 /** Nothing lost, nothing run twice: a timed-out answer leaves the claim to the handlers still running. */
 describe('handlerTimeoutMs', () => {
   function slowReceiver() {
     const receiver = createReceiver({
-      secrets: PROCESSING_SECRET,
+      secrets: SECRET,
       handlerTimeoutMs: 30,
       retryAfterSeconds: 2,
     });
@@ -35,14 +30,14 @@ describe('handlerTimeoutMs', () => {
       await held.opened;
     });
     const event = createEvent('message.delivered');
-    const first = await receiver.receive(signed(event));
+    const first = await receiver.receive(delivery(event));
     expectRejected(first, 503, 'handler_timeout', '2');
     expect(first.event).toEqual({ id: event.id, type: 'message.delivered' });
     // The claim stays in flight while the handler runs: a retry now is told to come back, not run again.
-    expectRejected(await receiver.receive(signed(event)), 409, 'event_in_progress', '60');
+    expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress', '60');
     held.open();
     await until(idle);
-    expectProcessed(await receiver.receive(signed(event)), 200, true);
+    expectAccepted(await receiver.receive(delivery(event)), 200, true);
     expect(calls).toBe(1);
     expect(errors).toEqual([]);
   });
@@ -59,20 +54,20 @@ describe('handlerTimeoutMs', () => {
       }
     });
     const event = createEvent('message.delivered');
-    expectRejected(await receiver.receive(signed(event)), 503, 'handler_timeout', '2');
+    expectRejected(await receiver.receive(delivery(event)), 503, 'handler_timeout', '2');
     held.open();
     await until(idle);
     expect(errors).toEqual(['handler_failed']);
-    expectProcessed(await receiver.receive(signed(event)));
+    expectAccepted(await receiver.receive(delivery(event)));
     expect(calls).toBe(2);
-    expectProcessed(await receiver.receive(signed(event)), 200, true);
+    expectAccepted(await receiver.receive(delivery(event)), 200, true);
   });
 
   it('a handler within the limit answers normally and leaves no timer behind', async () => {
-    const receiver = createReceiver({ secrets: PROCESSING_SECRET, handlerTimeoutMs: 5_000 });
+    const receiver = createReceiver({ secrets: SECRET, handlerTimeoutMs: 5_000 });
     receiver.on('message.delivered', () => undefined);
     const started = Date.now();
-    expectProcessed(await receiver.receive(signed(createEvent('message.delivered'))));
+    expectAccepted(await receiver.receive(delivery(createEvent('message.delivered'))));
     expect(Date.now() - started).toBeLessThan(2_500);
   });
 });

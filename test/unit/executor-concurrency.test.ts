@@ -1,18 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
 import { createEvent } from '../../src/testing.js';
-import {
-  expectProcessed,
-  expectRejected,
-  gate,
-  PROCESSING_SECRET,
-  signed,
-  until,
-} from '../support/processing.js';
+import { gate } from '../support/gate.js';
+import { delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
+import { until } from '../support/until.js';
 
 describe('concurrency and backpressure', () => {
   it('never runs more than `concurrency` handlers at once, and every event is processed', async () => {
-    const receiver = createReceiver({ secrets: PROCESSING_SECRET, concurrency: 3 });
+    const receiver = createReceiver({ secrets: SECRET, concurrency: 3 });
     let running = 0;
     let most = 0;
     const handled: string[] = [];
@@ -26,15 +21,15 @@ describe('concurrency and backpressure', () => {
       handled.push(event.id as string);
     });
     const events = Array.from({ length: 12 }, () => createEvent('message.delivered'));
-    const outcomes = await Promise.all(events.map((event) => receiver.receive(signed(event))));
-    for (const outcome of outcomes) expectProcessed(outcome);
+    const outcomes = await Promise.all(events.map((event) => receiver.receive(delivery(event))));
+    for (const outcome of outcomes) expectAccepted(outcome);
     expect(most).toBe(3);
     expect(handled.sort()).toEqual(events.map((event) => event.id).sort());
   });
 
   it('past maxQueue waiting events answers 503 overloaded + Retry-After before claiming; the retry is processed', async () => {
     const receiver = createReceiver({
-      secrets: PROCESSING_SECRET,
+      secrets: SECRET,
       concurrency: 2,
       maxQueue: 2,
       retryAfterSeconds: 3,
@@ -46,31 +41,36 @@ describe('concurrency and backpressure', () => {
       handled.push(event.id as string);
     });
     const admitted = Array.from({ length: 4 }, () => createEvent('message.delivered'));
-    const answers = admitted.map((event) => receiver.receive(signed(event)));
+    const answers = admitted.map((event) => receiver.receive(delivery(event)));
     await until(() => receiver.metrics().queue.running === 2 && receiver.metrics().queue.waiting === 2);
 
     const turnedAway = createEvent('message.delivered');
-    const overloaded = await receiver.receive(signed(turnedAway));
+    const overloaded = await receiver.receive(delivery(turnedAway));
     expectRejected(overloaded, 503, 'overloaded', '3');
     expect(overloaded.event).toEqual({ id: turnedAway.id, type: 'message.delivered' });
 
     held.open();
-    for (const outcome of await Promise.all(answers)) expectProcessed(outcome);
+    for (const outcome of await Promise.all(answers)) expectAccepted(outcome);
     // Not claimed when it was turned away: the service's retry runs it (a claimed event would answer 409).
-    expectProcessed(await receiver.receive(signed(turnedAway)));
+    expectAccepted(await receiver.receive(delivery(turnedAway)));
     expect(handled.sort()).toEqual([...admitted, turnedAway].map((event) => event.id).sort());
   });
 
   it('maxQueue 0: no waiting at all, an event is taken only when a handler slot is free', async () => {
-    const receiver = createReceiver({ secrets: PROCESSING_SECRET, concurrency: 1, maxQueue: 0 });
+    const receiver = createReceiver({ secrets: SECRET, concurrency: 1, maxQueue: 0 });
     const held = gate();
     receiver.on('message.delivered', () => held.opened);
-    const first = receiver.receive(signed(createEvent('message.delivered')));
+    const first = receiver.receive(delivery(createEvent('message.delivered')));
     await until(() => receiver.metrics().queue.running === 1);
-    expectRejected(await receiver.receive(signed(createEvent('message.delivered'))), 503, 'overloaded', '5');
+    expectRejected(
+      await receiver.receive(delivery(createEvent('message.delivered'))),
+      503,
+      'overloaded',
+      '5',
+    );
     held.open();
-    expectProcessed(await first);
-    expectProcessed(await receiver.receive(signed(createEvent('message.delivered'))));
+    expectAccepted(await first);
+    expectAccepted(await receiver.receive(delivery(createEvent('message.delivered'))));
   });
 
   it('counts events being claimed against the queue, so a burst cannot overshoot maxQueue', async () => {
@@ -87,7 +87,7 @@ describe('concurrency and backpressure', () => {
       renew: store.renew.bind(store),
     };
     const receiver = createReceiver({
-      secrets: PROCESSING_SECRET,
+      secrets: SECRET,
       store: slowStore,
       concurrency: 1,
       maxQueue: 2,
@@ -95,7 +95,7 @@ describe('concurrency and backpressure', () => {
     const held = gate();
     receiver.on('message.delivered', () => held.opened);
     const answers = Array.from({ length: 6 }, () =>
-      receiver.receive(signed(createEvent('message.delivered'))),
+      receiver.receive(delivery(createEvent('message.delivered'))),
     );
     burstSent.open();
     await until(() => receiver.metrics().queue.running === 1 && receiver.metrics().queue.waiting === 2);
@@ -109,7 +109,7 @@ describe("ack: 'async'", () => {
   it('answers 202 once verified and claimed; the handler runs after; waitUntil receives the work', async () => {
     const kept: Promise<unknown>[] = [];
     const receiver = createReceiver({
-      secrets: PROCESSING_SECRET,
+      secrets: SECRET,
       ack: 'async',
       waitUntil: (work) => kept.push(work),
     });
@@ -120,24 +120,24 @@ describe("ack: 'async'", () => {
       finished++;
     });
     const event = createEvent('message.delivered');
-    const outcome = await receiver.receive(signed(event));
-    expectProcessed(outcome, 202);
+    const outcome = await receiver.receive(delivery(event));
+    expectAccepted(outcome, 202);
     expect(outcome.event).toEqual({ id: event.id, type: 'message.delivered' });
     expect(finished).toBe(0);
     expect(kept).toHaveLength(1);
     // Claimed before the answer: a retry now finds it in flight, not free.
-    expectRejected(await receiver.receive(signed(event)), 409, 'event_in_progress', '60');
+    expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress', '60');
     held.open();
     await kept[0];
     expect(finished).toBe(1);
-    expectProcessed(await receiver.receive(signed(event)), 200, true);
+    expectAccepted(await receiver.receive(delivery(event)), 200, true);
   });
 
   it("a request's own waitUntil wins over the option", async () => {
     const fromOption: Promise<unknown>[] = [];
     const fromRequest: Promise<unknown>[] = [];
     const receiver = createReceiver({
-      secrets: PROCESSING_SECRET,
+      secrets: SECRET,
       ack: 'async',
       waitUntil: (work) => fromOption.push(work),
     });
@@ -146,10 +146,10 @@ describe("ack: 'async'", () => {
       handled++;
     });
     const request = {
-      ...signed(createEvent('message.delivered')),
+      ...delivery(createEvent('message.delivered')),
       waitUntil: (work: Promise<unknown>) => fromRequest.push(work),
     };
-    expectProcessed(await receiver.receive(request), 202);
+    expectAccepted(await receiver.receive(request), 202);
     expect(fromOption).toHaveLength(0);
     expect(fromRequest).toHaveLength(1);
     await fromRequest[0];
@@ -159,7 +159,7 @@ describe("ack: 'async'", () => {
   it('a handler failure after the 202 releases the claim and tells onError; the retry processes it', async () => {
     const kept: Promise<unknown>[] = [];
     const receiver = createReceiver({
-      secrets: PROCESSING_SECRET,
+      secrets: SECRET,
       ack: 'async',
       waitUntil: (work) => kept.push(work),
     });
@@ -173,8 +173,8 @@ describe("ack: 'async'", () => {
       errors.push({ code: error.code, cause: error.cause, eventId: ctx.eventId, requestId: ctx.requestId });
     });
     const event = createEvent('message.delivered');
-    const first = await receiver.receive(signed(event));
-    expectProcessed(first, 202);
+    const first = await receiver.receive(delivery(event));
+    expectAccepted(first, 202);
     await kept[0];
     expect(errors).toEqual([
       {
@@ -185,15 +185,15 @@ describe("ack: 'async'", () => {
       },
     ]);
     // Released, not completed and not left in flight: the service's retry runs it again.
-    expectProcessed(await receiver.receive(signed(event)), 202);
+    expectAccepted(await receiver.receive(delivery(event)), 202);
     await kept[1];
     expect(calls).toBe(2);
-    expectProcessed(await receiver.receive(signed(event)), 200, true);
+    expectAccepted(await receiver.receive(delivery(event)), 200, true);
   });
 
   it('a throwing waitUntil is reported as wait_until_failed, never as a handler failure; the event is processed anyway', async () => {
     const receiver = createReceiver({
-      secrets: PROCESSING_SECRET,
+      secrets: SECRET,
       ack: 'async',
       waitUntil: () => {
         throw new Error('not in a request scope');
@@ -207,7 +207,7 @@ describe("ack: 'async'", () => {
     receiver.on('message.delivered', () => {
       handled++;
     });
-    expectProcessed(await receiver.receive(signed(createEvent('message.delivered'))), 202);
+    expectAccepted(await receiver.receive(delivery(createEvent('message.delivered'))), 202);
     await receiver.close();
     expect(handled).toBe(1);
     expect(told).toEqual(['wait_until_failed/wait_until_failed']);

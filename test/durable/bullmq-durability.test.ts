@@ -6,7 +6,7 @@ import { checkRedisDurability } from '../../src/durable/redis-durability.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { testRun } from '../support/harness/cluster.js';
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
-import { deliveredEvent, delivery, expectAccepted, expectError, SECRET } from '../support/unit.js';
+import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 
 /*
  * bullmqQueue checks on first use that Redis keeps what it acknowledged, on Redis servers of the test's own
@@ -80,7 +80,7 @@ describe('bullmqQueue on a Redis that can lose acknowledged jobs', () => {
   it('without persistence: refuses every delivery (503) naming the setting and the fix, stores nothing', async () => {
     const { queue, receiver, told } = receiverOn(servers.volatile);
     const event = deliveredEvent();
-    expectError(await receiver.receive(delivery(event)), 503, 'queue_unavailable');
+    expectRejected(await receiver.receive(delivery(event)), 503, 'queue_unavailable');
     expect(told).toHaveLength(1);
     expect(told[0]?.code).toBe('queue_unavailable');
     expect(told[0]?.message).toMatch(/appendonly is no/);
@@ -97,7 +97,7 @@ describe('bullmqQueue on a Redis that can lose acknowledged jobs', () => {
     closers.push(() => server.remove());
     const { receiver } = receiverOn(server);
     const event = deliveredEvent();
-    expectError(await receiver.receive(delivery(event)), 503, 'queue_unavailable');
+    expectRejected(await receiver.receive(delivery(event)), 503, 'queue_unavailable');
     const admin = createClient({ url: server.url });
     await admin.connect();
     await admin.configSet('appendonly', 'yes');
@@ -107,13 +107,13 @@ describe('bullmqQueue on a Redis that can lose acknowledged jobs', () => {
 
   it('RDB snapshots alone do not count: a crash loses what came after the last one', async () => {
     const { receiver, told } = receiverOn(servers.snapshotsOnly);
-    expectError(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
+    expectRejected(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
     expect(told[0]?.message).toMatch(/appendonly is no/);
   });
 
   it('an evicting maxmemory-policy is refused, named with its fix', async () => {
     const { receiver, told } = receiverOn(servers.evicting);
-    expectError(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
+    expectRejected(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
     expect(told[0]?.message).toMatch(/maxmemory-policy is allkeys-lru/);
     expect(told[0]?.message).toMatch(/CONFIG SET maxmemory-policy noeviction/);
     expect(told[0]?.message).not.toMatch(/appendonly is no/);
@@ -121,7 +121,7 @@ describe('bullmqQueue on a Redis that can lose acknowledged jobs', () => {
 
   it('the check runs where CONFIG is renamed away (it reads INFO)', async () => {
     const { receiver, told } = receiverOn(servers.configRenamed);
-    expectError(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
+    expectRejected(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
     expect(told[0]?.message).toMatch(/appendonly is no/);
   });
 

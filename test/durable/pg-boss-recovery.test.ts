@@ -4,10 +4,11 @@ import { PgBoss } from 'pg-boss';
 import { afterAll, expect, it } from 'vitest';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { createWorker, type PgBossQueueOptions, pgBossQueue } from '../../src/pg-boss.js';
+import { gate } from '../support/gate.js';
 import { buildPackage } from '../support/harness/build.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
 import { startProcess } from '../support/harness/processes.js';
-import { deliveredEvent, delivery, expectAccepted, gate, SECRET } from '../support/unit.js';
+import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
 
 /*
  * How soon the job of a worker killed mid-job runs again: its heartbeat lapses (heartbeatSeconds after the

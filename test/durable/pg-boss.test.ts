@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { createWorker, pgBossQueue } from '../../src/pg-boss.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
-import { deliveredEvent, delivery, expectAccepted, expectError, SECRET } from '../support/unit.js';
+import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 import { describeDurableQueue } from './queue-conformance.js';
 
 const { run } = testRun();
@@ -48,7 +48,7 @@ describe('pgBossQueue with a PgBoss of your own', () => {
       const first = await receiver.receive(delivery(event));
       expect(first.status, told.join('\n')).toBe(202);
       expectAccepted(first, 202);
-      expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+      expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress');
       await queue.close();
       // Not the queue's to stop: the boss still serves its owner.
       expect(await boss.getQueue('unstarted')).toMatchObject({ name: 'unstarted' });

@@ -11,7 +11,8 @@ import {
 } from '../../src/index.js';
 import { registerMetrics } from '../../src/prometheus.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
-import { deliveredEvent, delivery, expectAccepted, expectError, gate, SECRET } from '../support/unit.js';
+import { gate } from '../support/gate.js';
+import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';
 
 export interface Engine<Q extends DurableQueue> {
@@ -71,7 +72,7 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       });
       const first = await receiver.receive(delivery(event));
       expectAccepted(first, 202);
-      expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+      expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress');
       const worker = await start(receiver, queue);
       await ran.opened;
       await until(() => worker.counters().completed === 1);
@@ -175,7 +176,7 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       expect(finished).toHaveLength(1);
       const rest = events.filter((event) => event.id !== finished[0]);
       for (const event of rest)
-        expectError(await receiver.receive(delivery(event)), 409, 'event_in_progress');
+        expectRejected(await receiver.receive(delivery(event)), 409, 'event_in_progress');
       await until(() => receiver.metrics().durable?.waiting === 2);
     });
 
@@ -265,7 +266,7 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
         told.push(error.code);
       });
       const outcome = await receiver.receive(delivery(deliveredEvent()));
-      expectError(outcome, 503, 'queue_unavailable');
+      expectRejected(outcome, 503, 'queue_unavailable');
       expect(outcome.headers['retry-after']).toBe('5');
       expect(told).toEqual(['queue_unavailable']);
     }, 15_000);

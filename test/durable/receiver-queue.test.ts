@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { DurableJob, DurableQueue } from '../../src/bullmq.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
-import { deliveredEvent, delivery, expectAccepted, expectError, SECRET } from '../support/unit.js';
+import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 
 /** The receiver's side of the handoff, with a queue that records what it is given and answers as told. */
 function recordingQueue(answer: () => Promise<'enqueued' | 'in_progress' | 'duplicate'>) {
@@ -47,12 +47,12 @@ describe('a receiver with a durable queue', () => {
   it('never hands over what failed verification or parsing', async () => {
     const { queue, jobs } = recordingQueue(async () => 'enqueued');
     const receiver = createReceiver({ secrets: SECRET, queue });
-    expectError(
+    expectRejected(
       await receiver.receive(delivery(deliveredEvent(), { secret: 'whsec_another_one_entirely' })),
       401,
       'signature_mismatch',
     );
-    expectError(
+    expectRejected(
       await receiver.receive(delivery({ type: 'message.delivered', data: {} })),
       422,
       'invalid_event',
@@ -75,11 +75,11 @@ describe('a receiver with a durable queue', () => {
     });
     const event = deliveredEvent();
     const inProgress = await receiver.receive(delivery(event));
-    expectError(inProgress, 409, 'event_in_progress');
+    expectRejected(inProgress, 409, 'event_in_progress');
     expect(inProgress.headers['retry-after']).toBe('2');
     expectAccepted(await receiver.receive(delivery(event)), 200, true);
     const down = await receiver.receive(delivery(event));
-    expectError(down, 503, 'queue_unavailable');
+    expectRejected(down, 503, 'queue_unavailable');
     expect(down.headers['retry-after']).toBe('2');
     // The engine is what is down, not a dedupe store: the answer and onError say so, with the engine's error.
     expect(JSON.parse(down.body).error.message).toMatch(/job engine/);

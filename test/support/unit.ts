@@ -79,9 +79,6 @@ export function expectRejected(outcome: Outcome, status: number, code: string, r
   return body.error;
 }
 
-/** The former name of expectRejected, still used by the durable tests. */
-export const expectError = expectRejected;
-
 /** An acknowledgement: 200 (processed, or a duplicate) or 202 (async ack), with the body that says which. */
 export function expectAccepted(outcome: Outcome, status: 200 | 202 = 200, duplicate = false) {
   expect({ status: outcome.status, reason: outcome.reason, duplicate: outcome.duplicate }).toEqual({
@@ -94,9 +91,6 @@ export function expectAccepted(outcome: Outcome, status: 200 | 202 = 200, duplic
     duplicate ? { received: true, duplicate: true } : { received: true },
   );
 }
-
-/** Re-exported for the durable tests, which import it from here. */
-export { gate } from './gate.js';
 
 /** A case of the shared signature vectors (test/fixtures/signatures.json, made by an independent signer). */
 export interface VectorCase {

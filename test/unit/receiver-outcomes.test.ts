@@ -8,13 +8,13 @@ import {
   type ReceiverOptions,
   type WebhookHandlerError,
 } from '../../src/index.js';
+import { gate } from '../support/gate.js';
 import {
   type DeliveryOptions,
   deliveredEvent,
   delivery,
   expectAccepted,
   expectRejected,
-  gate,
   nowSeconds,
   SECRET,
 } from '../support/unit.js';

@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { createReceiver, MemoryDedupeStore, type Outcome } from '../../src/index.js';
+import { gate } from '../support/gate.js';
 import {
   deliveredEvent,
   delivery,
   expectAccepted,
   expectRejected,
-  gate,
   nowSeconds,
   SECRET,
 } from '../support/unit.js';

@@ -38,6 +38,10 @@ export interface PgBossDurableQueue extends DurableQueue {
   readonly engine: 'pg-boss';
   readonly boss: PgBossInstance;
   readonly name: string;
+  /** pg-boss's schema, where a worker looks for jobs pg-boss itself sent to the dead-letter. */
+  readonly schema: string;
+  /** How often pg-boss looks for jobs whose heartbeat lapsed or that expired (its supervise pass). */
+  readonly superviseIntervalMs: number;
   /** Starts PgBoss (if the queue owns it) and creates the queue and its dead-letter queue; idempotent. */
   ready(): Promise<void>;
   close(): Promise<void>;
@@ -140,6 +144,8 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
     engine: 'pg-boss',
     boss,
     name,
+    schema,
+    superviseIntervalMs: superviseIntervalSeconds * 1000,
     ready,
     enqueue: (job, deadlineMs) => withDeadline(enqueue(job), deadlineMs, 'Sending the pg-boss job'),
     counts: poller.counts,

@@ -1,5 +1,6 @@
 import { WebhookConfigError, WebhookHandlerError } from '../errors.js';
 import { closeWorker, deadLetterReason, durationOption, workerRunner } from './job-run.js';
+import { watchSilentDeadLetters } from './pg-boss-dead-letters.js';
 import type { PgBossDurableQueue } from './pg-boss-queue.js';
 import type { PgBossJob, PgBossJobResult } from './pg-boss-types.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from './types.js';
@@ -17,7 +18,8 @@ export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQ
 /**
  * Runs the receiver's handlers on the jobs of a pg-boss queue. A failed run is retried by pg-boss after an
  * exponential, jittered backoff (the queue's `attempts` and `backoffMs`); after the last attempt pg-boss
- * copies the job to the dead-letter queue and onError is told. close() lets running jobs finish and leaves
+ * copies the job to the dead-letter queue and onError is told, also when pg-boss failed it itself (a worker
+ * that died or froze on it). close() lets running jobs finish and leaves
  * the others queued.
  */
 export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<DurableWorker> {
@@ -59,13 +61,18 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     await queue.boss.complete(queue.name, job);
     return { id: job.id, status: 'completed' };
   }
+  const stopWatching = watchSilentDeadLetters(queue, ({ job, reason, cause, attempt, attempts }) =>
+    runner.deadLettered(job, reason, cause, attempt, attempts),
+  );
   return {
-    close: (closeOptions) =>
-      closeWorker(
+    close: (closeOptions) => {
+      stopWatching();
+      return closeWorker(
         () => queue.boss.offWork(queue.name, { id: workId, wait: true }),
         runner,
         closeOptions?.timeoutMs,
-      ),
+      );
+    },
     counters: runner.counters,
   };
 }

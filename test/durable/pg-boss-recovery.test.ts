@@ -3,7 +3,7 @@ import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { afterAll, expect, it } from 'vitest';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
-import { createWorker, type PgBossQueueOptions, pgBossQueue } from '../../src/pg-boss.js';
+import { createWorker, type PgBossQueueOptions, pgBossJobId, pgBossQueue } from '../../src/pg-boss.js';
 import { gate } from '../support/gate.js';
 import { buildPackage } from '../support/harness/build.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
@@ -79,4 +79,57 @@ it('with heartbeatSeconds 10 and superviseIntervalSeconds 1, a killed worker’s
   // 10 s for the heartbeat to lapse, ≤ 1 s to the next pass, 1–2 s of backoff, ≤ 0.5 s to the poll: 12 s
   // measured; the bound leaves room for a busy machine and is far below pg-boss's own 60 s pass.
   expect(seconds).toBeLessThan(20);
+}, 60_000);
+
+it('a job pg-boss dead-letters itself (the heartbeat of its last attempt lapsed) reaches onError once, from a live worker', async () => {
+  const options = {
+    connectionString: DATABASE_URL,
+    schema,
+    name: 'silent',
+    attempts: 1,
+    heartbeatSeconds: 10,
+    superviseIntervalSeconds: 1,
+  };
+  const queue = pgBossQueue(options);
+  const receiver = createReceiver({ secrets: SECRET, queue });
+  const told: { code: string; eventId?: string; attempt?: number; attempts?: number; message: string }[] = [];
+  const reported = gate();
+  receiver.onError((error, ctx) => {
+    told.push({
+      code: error.code,
+      eventId: ctx.eventId,
+      attempt: ctx.attempt,
+      attempts: ctx.attempts,
+      message: error.message,
+    });
+    reported.open();
+  });
+  const dying = await startProcess(SCRIPT, { dist: await buildPackage(), secret: SECRET, queue: options });
+  // Two live workers look at once: the one atomic mark lets exactly one of them tell.
+  const workers = [];
+  try {
+    const event = deliveredEvent();
+    expectAccepted(await receiver.receive(delivery(event)), 202);
+    await dying.waitFor((message) => message.running === event.id);
+    dying.child.kill('SIGKILL');
+    for (let i = 0; i < 2; i++)
+      workers.push(await createWorker({ receiver, queue, pollingIntervalSeconds: 0.5 }));
+    await reported.opened;
+    // The job is marked reported in the same statement that handed it to one worker: the other finds nothing.
+    const table = (await queue.boss.getQueue('silent'))?.table;
+    const { rows } = await queue.boss
+      .getDb()
+      .executeSql(`SELECT output FROM "${schema}"."${table}" WHERE id = $1`, [
+        pgBossJobId(`live:${event.id}`),
+      ]);
+    expect(rows[0]?.output).toMatchObject({ reported: true, value: { message: 'job heartbeat timeout' } });
+    for (const worker of workers.splice(0)) await worker.close();
+    expect(told).toHaveLength(1);
+    expect(told[0]).toMatchObject({ code: 'job_stalled', eventId: event.id, attempt: 1, attempts: 1 });
+    expect(told[0]?.message).toMatch(/pg-boss: job heartbeat timeout/);
+  } finally {
+    for (const worker of workers) await worker.close();
+    await dying.stop();
+    await queue.close();
+  }
 }, 60_000);

@@ -5,11 +5,11 @@
 import { createWorker, queue, receiver } from './queue.mjs';
 
 const worker = await createWorker({ receiver, queue, concurrency: Number(process.env.CONCURRENCY ?? 16) });
-console.log('Worker running; Ctrl-C lets running jobs finish and leaves the others queued.');
+console.log('Worker running; Ctrl-C lets running jobs finish (10 s at most) and leaves the others queued.');
 
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
-    await worker.close();
+    await worker.close({ timeoutMs: 10_000 });
     await queue.close();
     process.exit(0);
   });

@@ -1,10 +1,11 @@
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createReceiver, type DedupeStore, failOpen, MemoryDedupeStore } from '../../src/index.js';
+import { type DedupeStore, failOpen, MemoryDedupeStore } from '../../src/index.js';
 import { PostgresDedupeStore } from '../../src/stores/postgres.js';
 import { RedisDedupeStore } from '../../src/stores/redis.js';
-import { createEvent, createSignedRequest } from '../../src/testing.js';
+import { createEvent } from '../../src/testing.js';
+import { recordingReceiver } from '../support/recording-receiver.js';
 
 const secret = 'whsec_fail_open';
 // A client that was never connected: every store operation throws at once, as when Redis is down.
@@ -14,18 +15,7 @@ const unreachable = new RedisDedupeStore({ client: offline });
 
 afterAll(() => offline.destroy());
 
-function receiverWith(store: DedupeStore) {
-  const processed: string[] = [];
-  const receiver = createReceiver({ secrets: secret, store });
-  receiver.on('message.delivered', (event) => {
-    processed.push(event.id as string);
-  });
-  const deliver = (event: unknown) => {
-    const { body, headers } = createSignedRequest(event, { secret });
-    return receiver.receive({ method: 'POST', headers, rawBody: body });
-  };
-  return { processed, deliver };
-}
+const receiverWith = (store: DedupeStore) => recordingReceiver(store, secret);
 
 describe('store unreachable', () => {
   it('fails closed by default: 503 store_unavailable with Retry-After, nothing processed', async () => {

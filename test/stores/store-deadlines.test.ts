@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createReceiver } from '../../src/index.js';
 import { PostgresDedupeStore } from '../../src/stores/postgres.js';
 import { RedisDedupeStore } from '../../src/stores/redis.js';
 import type { DedupeStore } from '../../src/stores/types.js';
-import { createEvent, createSignedRequest } from '../../src/testing.js';
+import { createEvent } from '../../src/testing.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
 import { silentServer } from '../support/harness/silent-server.js';
+import { recordingReceiver } from '../support/recording-receiver.js';
 import { until } from '../support/until.js';
 
 /*
@@ -33,20 +33,7 @@ async function rejectsInTime(operation: Promise<unknown>): Promise<Error> {
   return error;
 }
 
-/** A receiver on `store` (default leaseMs: 60 s) that records what its handler processed. */
-function receiverOn(store: DedupeStore) {
-  const secret = 'whsec_store_deadlines';
-  const processed: string[] = [];
-  const receiver = createReceiver({ secrets: secret, store });
-  receiver.on('message.delivered', (event) => {
-    processed.push(event.id as string);
-  });
-  const deliver = (event: unknown) => {
-    const { body, headers } = createSignedRequest(event, { secret });
-    return receiver.receive({ method: 'POST', headers, rawBody: body });
-  };
-  return { processed, deliver };
-}
+const receiverOn = (store: DedupeStore) => recordingReceiver(store, 'whsec_store_deadlines');
 
 describe('PostgreSQL store deadlines', () => {
   const table = `mw_deadline_${randomUUID().replaceAll('-', '').slice(0, 12)}`;

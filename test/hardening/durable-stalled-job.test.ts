@@ -11,7 +11,7 @@ import { deleteKeys } from '../support/harness/redis-keys.js';
 import { deliveredEvent, delivery, expectAccepted } from '../support/unit.js';
 import { until } from '../support/until.js';
 
-const SCRIPT = fileURLToPath(new URL('./fixtures/fleet-process.mjs', import.meta.url));
+const SCRIPT = fileURLToPath(new URL('../durable/fixtures/fleet-process.mjs', import.meta.url));
 const { run, secret } = testRun();
 const prefix = `mw-test:${run}:bull`;
 const evidence = `mw-test:${run}:evidence:`;

@@ -1,9 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { buildPackage } from '../support/harness/build.js';
-import { DATABASE_URL } from '../support/harness/cluster.js';
 import { runFleet } from '../durable/fleet.js';
 import { bullmqFleet } from '../durable/fleet-bullmq-engine.js';
+import { buildPackage } from '../support/harness/build.js';
+import { DATABASE_URL } from '../support/harness/cluster.js';
 
 const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
 

@@ -5,6 +5,7 @@ import {
   createReceiver,
   type ErrorContext,
   type HandlerContext,
+  type Receiver,
   type SignatureProfile,
   standardWebhooks,
   type WebhookHandlerError,
@@ -120,16 +121,8 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
     it('retries a failing handler and dead-letters it after the last attempt, telling onError', async () => {
       const { queue, receiver } = setUp(2);
       const event = deliveredEvent();
-      const attempts: number[] = [];
-      const told: [WebhookHandlerError, ErrorContext][] = [];
-      const reported = gate();
-      receiver.on('message.delivered', (_event, ctx) => {
-        attempts.push(ctx.attempt as number);
+      const { attempts, told, reported } = recordAttempts(receiver, () => {
         throw new Error('always failing');
-      });
-      receiver.onError((error, ctx) => {
-        told.push([error, ctx]);
-        reported.open();
       });
       expectAccepted(await receiver.receive(delivery(event)), 202);
       const worker = await start(receiver, queue);
@@ -183,17 +176,7 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
     it('fails a handler that never returns at handlerTimeoutMs, retries it, dead-letters it, and still closes', async () => {
       const { queue, receiver } = setUp(2);
       const event = deliveredEvent();
-      const attempts: number[] = [];
-      const told: [WebhookHandlerError, ErrorContext][] = [];
-      const reported = gate();
-      receiver.on('message.delivered', (_event, ctx) => {
-        attempts.push(ctx.attempt as number);
-        return new Promise(() => {});
-      });
-      receiver.onError((error, ctx) => {
-        told.push([error, ctx]);
-        reported.open();
-      });
+      const { attempts, told, reported } = recordAttempts(receiver, () => new Promise(() => {}));
       expectAccepted(await receiver.receive(delivery(event)), 202);
       const worker = await start(receiver, queue, 4, { handlerTimeoutMs: 300 });
       await reported.opened;
@@ -271,4 +254,20 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       expect(told).toEqual(['queue_unavailable']);
     }, 15_000);
   });
+}
+
+/** Runs `handle` for every attempt of the queue's event, recording the attempt numbers and what onError hears. */
+function recordAttempts(receiver: Receiver, handle: () => Promise<void> | void) {
+  const attempts: number[] = [];
+  const told: [WebhookHandlerError, ErrorContext][] = [];
+  const reported = gate();
+  receiver.on('message.delivered', (_event, ctx) => {
+    attempts.push(ctx.attempt as number);
+    return handle();
+  });
+  receiver.onError((error, ctx) => {
+    told.push([error, ctx]);
+    reported.open();
+  });
+  return { attempts, told, reported };
 }

@@ -1,4 +1,4 @@
-import { concatBytes } from '../src/bytes.js';
+import { concatBytes } from '../src/base/bytes.js';
 import { BODY_TIMEOUT, BODY_TOO_LARGE, type Outcome } from '../src/index.js';
 
 /**

@@ -39,7 +39,7 @@ async function serve(mode, run) {
   if (mode === 'bullmq') {
     const { createNodeRedisClient } = await import('bullmq');
     const { createClient } = await import('redis');
-    const { bullmqQueue } = await import('../dist/src/bullmq.js');
+    const { bullmqQueue } = await import('../dist/src/durable/bullmq/index.js');
     const client = createClient({ url: REDIS_URL });
     queue = bullmqQueue({
       connection: createNodeRedisClient(client),
@@ -54,7 +54,7 @@ async function serve(mode, run) {
       client.destroy();
     };
   } else if (mode === 'pg-boss') {
-    const { pgBossQueue } = await import('../dist/src/pg-boss.js');
+    const { pgBossQueue } = await import('../dist/src/durable/pg-boss/index.js');
     const schema = `mw_bench_${run}`;
     queue = pgBossQueue({ connectionString: DATABASE_URL, schema, name: 'bench' });
     await queue.ready();

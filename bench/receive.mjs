@@ -8,7 +8,7 @@ import { createHmac } from 'node:crypto';
 import PQueue from 'p-queue';
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { utf8Text } from '../dist/src/bytes.js';
+import { utf8Text } from '../dist/src/base/bytes.js';
 import {
   createEventParser,
   createReceiver,

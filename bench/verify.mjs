@@ -5,7 +5,7 @@
 // on a shared machine wall time mostly measures the other processes. CLOCK=wall switches to wall time.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import Stripe from 'stripe';
-import { utf8Text } from '../dist/src/bytes.js';
+import { utf8Text } from '../dist/src/base/bytes.js';
 import {
   createEventParser,
   createVerifier,

@@ -1,3 +1,24 @@
+export {
+  RawBodyError,
+  type ReasonCode,
+  type RejectionReason,
+  reasonMessage,
+  reasonStatus,
+  type SignatureFailureReason,
+  WebhookConfigError,
+  WebhookHandlerError,
+} from './base/errors.js';
+export { type Outcome, REQUEST_ID_HEADER } from './contract/outcome.js';
+export {
+  BODY_LENGTH_MISMATCH,
+  BODY_TIMEOUT,
+  BODY_TOO_LARGE,
+  type BodyReader,
+  getHeader,
+  type HeaderSource,
+  isJsonContentType,
+  type ReceiveRequest,
+} from './contract/request.js';
 export { nodeCryptoProvider } from './crypto/node.js';
 export {
   type AsyncCryptoProvider,
@@ -19,17 +40,7 @@ export type {
   EnqueueResult,
   RetryOptions,
   WorkerCounters,
-} from './durable/types.js';
-export {
-  RawBodyError,
-  type ReasonCode,
-  type RejectionReason,
-  reasonMessage,
-  reasonStatus,
-  type SignatureFailureReason,
-  WebhookConfigError,
-  WebhookHandlerError,
-} from './errors.js';
+} from './durable/port.js';
 export {
   type Catalogue,
   type CatalogueEvent,
@@ -43,16 +54,15 @@ export {
   messageDelivered,
   messageFailed,
   type UnknownEvent,
-} from './events.js';
-export type {
-  AnyEventHandler,
-  ErrorContext,
-  ErrorHandler,
-  EventHandler,
-  HandlerContext,
-  RejectionHandler,
-  WebhookRejection,
-} from './handlers.js';
+} from './events/catalogue.js';
+export {
+  isNewerStatus,
+  type MessageStatus,
+  type StatusRecord,
+  shouldApply,
+  statusOfEvent,
+  statusRank,
+} from './events/status-order.js';
 export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
 export type {
   LineLogger,
@@ -61,20 +71,23 @@ export type {
   StructuredLogger,
 } from './observability/logger.js';
 export type { MetricsSeries, MetricsSnapshot } from './observability/metrics.js';
-export { DEFAULT_SIGNATURE_HEADER, type ReceiverOptions } from './options.js';
-export { type Outcome, REQUEST_ID_HEADER } from './outcome.js';
-export { createReceiver, type Receiver } from './receiver.js';
+export type {
+  AnyEventHandler,
+  ErrorContext,
+  ErrorHandler,
+  EventHandler,
+  HandlerContext,
+  RejectionHandler,
+  WebhookRejection,
+} from './receiver/handlers.js';
+export { DEFAULT_SIGNATURE_HEADER, type ReceiverOptions } from './receiver/options.js';
+export { createReceiver, type Receiver } from './receiver/receiver.js';
 export {
-  BODY_LENGTH_MISMATCH,
-  BODY_TIMEOUT,
-  BODY_TOO_LARGE,
-  type BodyReader,
-  getHeader,
-  type HeaderSource,
-  isJsonContentType,
-  type ReceiveRequest,
-} from './request.js';
-export type { Mode, Secret, SecretFormat, Secrets } from './secrets.js';
+  type HeaderScan,
+  type ParsedSignatureHeader,
+  parseSignatureHeader,
+  type SignatureSyntax,
+} from './signature/header-syntax.js';
 export {
   type BodySignatureOptions,
   type BodySignedContent,
@@ -106,21 +119,8 @@ export {
   type VerifyResult,
   verifySignature,
   verifySignatureAsync,
-} from './signature.js';
-export {
-  type HeaderScan,
-  type ParsedSignatureHeader,
-  parseSignatureHeader,
-  type SignatureSyntax,
-} from './signature-header.js';
-export {
-  isNewerStatus,
-  type MessageStatus,
-  type StatusRecord,
-  shouldApply,
-  statusOfEvent,
-  statusRank,
-} from './status-order.js';
+} from './signature/index.js';
+export type { Mode, Secret, SecretFormat, Secrets } from './signature/secrets.js';
 export { type FailOpenOptions, failOpen } from './stores/fail-open.js';
 export { MemoryDedupeStore, type MemoryDedupeStoreOptions } from './stores/memory.js';
 export type { ClaimResult, DedupeStore, StoreTx } from './stores/types.js';

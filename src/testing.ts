@@ -1,11 +1,11 @@
 import type { z } from 'zod';
-import { utf8Text } from './bytes.js';
+import { utf8Text } from './base/bytes.js';
 import type { CryptoProvider } from './crypto/provider.js';
-import type { DefaultEvents } from './events.js';
-import type { Secret } from './secrets.js';
-import { type SignatureProfile, type SignatureScheme, signRequest } from './signature.js';
+import type { DefaultEvents } from './events/catalogue.js';
+import { type SignatureProfile, type SignatureScheme, signRequest } from './signature/index.js';
+import type { Secret } from './signature/secrets.js';
 
-export { signPayload, signPayloadAsync, signRequest, signRequestAsync } from './signature.js';
+export { signPayload, signPayloadAsync, signRequest, signRequestAsync } from './signature/index.js';
 
 /** Crockford base32, as in ULIDs: the service's ids are a prefix and 26 of these. */
 const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';

@@ -1,8 +1,8 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
-import { WebhookConfigError } from '../errors.js';
-import { DEFAULT_SIGNATURE_HEADER } from '../options.js';
-import { resolveKeys, type SecretFormat } from '../secrets.js';
-import { profilePresets, resolveProfile, type SignatureProfile } from '../signature.js';
+import { WebhookConfigError } from '../base/errors.js';
+import { DEFAULT_SIGNATURE_HEADER } from '../receiver/options.js';
+import { profilePresets, resolveProfile, type SignatureProfile } from '../signature/index.js';
+import { resolveKeys, type SecretFormat } from '../signature/secrets.js';
 
 export const BIN = 'messaging-webhooks';
 

@@ -1,7 +1,14 @@
-import { nowSeconds } from '../signature.js';
+import {
+  type Answer,
+  answerLabel,
+  type Delivery,
+  post,
+  type SignOptions,
+  signedDelivery,
+} from '../sending/http.js';
+import { nowSeconds } from '../signature/index.js';
 import { createEvent, createId } from '../testing.js';
 import { BIN, type Command, parseDelivery, SIGNING_HELP } from './args.js';
-import { type Answer, answerLabel, type Delivery, post, type SignOptions, signedDelivery } from './http.js';
 import { formatMs, palette, table } from './output.js';
 
 /** Far outside the receiver's default tolerance (300 s) and any sane one. */

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
+import { WebhookConfigError } from '../base/errors.js';
 import { startEmulator } from '../emulator/emulator.js';
 import type { EmulatorOptions, EmulatorSeedData } from '../emulator/options.js';
-import { WebhookConfigError } from '../errors.js';
 import {
   BIN,
   type Command,

@@ -1,9 +1,10 @@
 import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readNodeBody, writeNodeOutcome } from '../../adapters/node-io.js';
-import { nextRequestId } from '../bytes.js';
-import type { Outcome } from '../outcome.js';
-import { createReceiver } from '../receiver.js';
+import { nextRequestId } from '../base/bytes.js';
+import type { Outcome } from '../contract/outcome.js';
+import { createReceiver } from '../receiver/receiver.js';
+import { isAcknowledged, post } from '../sending/http.js';
 import {
   BIN,
   type Command,
@@ -17,7 +18,6 @@ import {
   signingProfile,
   UsageError,
 } from './args.js';
-import { isAcknowledged, post } from './http.js';
 import { formatMs, palette } from './output.js';
 import { whenStarterEnds } from './wrapper-watch.js';
 

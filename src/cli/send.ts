@@ -1,6 +1,6 @@
+import { isAcknowledged, post, signedDelivery } from '../sending/http.js';
 import { createEvent } from '../testing.js';
 import { BIN, type Command, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
-import { isAcknowledged, post, signedDelivery } from './http.js';
 import { formatMs, palette, prettyBody } from './output.js';
 
 const help = `Usage: ${BIN} send <url> --secret S [--type T] [--data JSON] [--header NAME]

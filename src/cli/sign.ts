@@ -1,4 +1,4 @@
-import { signRequest } from '../signature.js';
+import { signRequest } from '../signature/index.js';
 import {
   BIN,
   type Command,

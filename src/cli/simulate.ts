@@ -1,5 +1,3 @@
-import { createEvent } from '../testing.js';
-import { BIN, type Command, fraction, integer, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
 import {
   type Answer,
   answerLabel,
@@ -7,7 +5,9 @@ import {
   isAcknowledged,
   type RetryPolicy,
   signedDelivery,
-} from './http.js';
+} from '../sending/http.js';
+import { createEvent } from '../testing.js';
+import { BIN, type Command, fraction, integer, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
 import { formatMs, type Palette, palette, percentile, progressLine } from './output.js';
 
 const BASE_MS = 50;

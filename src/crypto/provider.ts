@@ -1,4 +1,4 @@
-import { concatBytes, type SignedPiece, toBase64, toBytes, toHex } from '../bytes.js';
+import { concatBytes, type SignedPiece, toBase64, toBytes, toHex } from '../base/bytes.js';
 import { nodeCryptoProvider } from './node.js';
 
 export type HashName = 'SHA-256' | 'SHA-384' | 'SHA-512';

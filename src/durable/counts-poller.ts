@@ -1,4 +1,4 @@
-import type { DurableQueueCounts } from './types.js';
+import type { DurableQueueCounts } from './port.js';
 
 export const COUNTS_INTERVAL_MS = 5000;
 

@@ -1,8 +1,8 @@
-import { type Claim, Claims } from '../claim.js';
-import { WebhookConfigError, WebhookHandlerError } from '../errors.js';
-import type { ErrorContext } from '../handlers.js';
+import { WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
+import { type Claim, Claims } from '../pipeline/6-claim.js';
+import type { ErrorContext } from '../receiver/handlers.js';
 import type { DedupeStore } from '../stores/types.js';
-import type { DispatchingReceiver } from './types.js';
+import type { DispatchingReceiver } from './port.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
 export const DEFAULT_INBOX_RETENTION_MS = 7 * 24 * 3600_000;

@@ -1,6 +1,6 @@
-import type { Claims } from '../claim.js';
-import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../errors.js';
-import type { ErrorContext } from '../handlers.js';
+import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
+import type { Claims } from '../pipeline/6-claim.js';
+import type { ErrorContext } from '../receiver/handlers.js';
 import {
   createInbox,
   DEFAULT_INBOX_RETENTION_MS,
@@ -15,7 +15,7 @@ import type {
   DurableWorkerOptions,
   RetryOptions,
   WorkerCounters,
-} from './types.js';
+} from './port.js';
 
 export const DEFAULT_ATTEMPTS = 5;
 export const DEFAULT_BACKOFF_MS = 1000;

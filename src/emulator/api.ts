@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { runChecks } from '../cli/check.js';
-import type { SignatureProfile } from '../signature.js';
+import type { SignatureProfile } from '../signature/index.js';
 import { createId, isoTimestamp } from '../testing.js';
 import { ApiError, readJson, sendJson } from './http-io.js';
 import type { NewMessage } from './lifecycle.js';

@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { isIP } from 'node:net';
-import { WebhookConfigError } from '../errors.js';
+import { WebhookConfigError } from '../base/errors.js';
 import { ApiError } from './http-io.js';
 
 const HOST_NAME =

@@ -1,6 +1,6 @@
-import { WebhookConfigError } from '../errors.js';
-import { resolveKeys } from '../secrets.js';
-import type { SignatureProfile } from '../signature.js';
+import { WebhookConfigError } from '../base/errors.js';
+import type { SignatureProfile } from '../signature/index.js';
+import { resolveKeys } from '../signature/secrets.js';
 import { createId } from '../testing.js';
 import { allowedHostNames } from './host-guard.js';
 import { randomSeed } from './random.js';

@@ -1,4 +1,9 @@
-import { defaultProfile, type SignatureProfile, type SignedDelivery, signRequest } from '../signature.js';
+import {
+  defaultProfile,
+  type SignatureProfile,
+  type SignedDelivery,
+  signRequest,
+} from '../signature/index.js';
 
 export interface Signer {
   /** The profile webhooks are signed with: the go-live check signs its test events with it too. */

@@ -1,6 +1,6 @@
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
-import { type Answer, type Delivery, describeBody, describeError } from '../cli/http.js';
+import { type Answer, type Delivery, describeBody, describeError } from '../sending/http.js';
 
 /**
  * The emulator's webhook requests: the CLI's `post`, answer for answer (same Answer, same reading of the

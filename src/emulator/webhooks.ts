@@ -1,7 +1,7 @@
 import PQueue from 'p-queue';
-import { utf8Text } from '../bytes.js';
-import type { Answer, Delivery } from '../cli/http.js';
-import { nowSeconds } from '../signature.js';
+import { utf8Text } from '../base/bytes.js';
+import type { Answer, Delivery } from '../sending/http.js';
+import { nowSeconds } from '../signature/index.js';
 import { isoTimestamp } from '../testing.js';
 import type { EmulatorMode, ResolvedOptions } from './options.js';
 import type { Signer } from './signer.js';

@@ -1,9 +1,9 @@
-import { byteLength, type SignedPiece } from '../bytes.js';
+import { byteLength, type SignedPiece } from '../base/bytes.js';
+import { getHeader, type HeaderSource } from '../contract/request.js';
 import { type CryptoProvider, digestLength } from '../crypto/provider.js';
-import { getHeader, type HeaderSource } from '../request.js';
+import { isDigits } from '../signature/header-syntax.js';
 import type { SignatureProfile } from '../signature/profile.js';
 import { candidateCheck } from '../signature/verifier.js';
-import { isDigits } from '../signature-header.js';
 
 /**
  * Redacted facts about a rejected request, for the operator's log: enough to tell a wrong secret, a skewed

@@ -1,5 +1,5 @@
-import type { DurableQueueCounts } from '../durable/types.js';
-import { type Outcome, outcomeLabel } from '../outcome.js';
+import { type Outcome, outcomeLabel } from '../contract/outcome.js';
+import type { DurableQueueCounts } from '../durable/port.js';
 
 /** Upper bounds (seconds) of the request duration histogram; the +Inf bucket is implied. */
 export const DURATION_BUCKETS: readonly number[] = [

@@ -1,9 +1,9 @@
-import type { RejectionReason } from '../errors.js';
-import type { WebhookRejection } from '../handlers.js';
-import type { Outcome } from '../outcome.js';
-import { outcomeLabel } from '../outcome.js';
-import type { ReceiveRequest } from '../request.js';
-import type { Delivery } from '../stages/delivery.js';
+import type { RejectionReason } from '../base/errors.js';
+import type { Outcome } from '../contract/outcome.js';
+import { outcomeLabel } from '../contract/outcome.js';
+import type { ReceiveRequest } from '../contract/request.js';
+import type { Delivery } from '../pipeline/delivery.js';
+import type { WebhookRejection } from '../receiver/handlers.js';
 import { type DiagnosticsContext, type RejectionDiagnostics, rejectionDiagnostics } from './diagnostics.js';
 import { type Logger, type RequestLogFields, requestLogWriter, writeRequestLog } from './logger.js';
 import type { MetricsRecorder } from './metrics.js';

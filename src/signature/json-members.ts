@@ -1,4 +1,4 @@
-import { type Bytes, concatBytes, toBytes } from '../bytes.js';
+import { type Bytes, concatBytes, toBytes } from '../base/bytes.js';
 
 /**
  * Where one top-level member of a JSON object sits in the body's bytes: its key's opening quote is at

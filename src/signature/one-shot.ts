@@ -1,5 +1,5 @@
-import type { HeaderSource } from '../request.js';
-import type { Secret, SecretList, Secrets } from '../secrets.js';
+import type { HeaderSource } from '../contract/request.js';
+import type { Secret, SecretList, Secrets } from './secrets.js';
 import {
   createVerifier,
   type SignedRequestParts,

@@ -1,7 +1,7 @@
-import type { SignedPiece } from '../bytes.js';
+import type { SignedPiece } from '../base/bytes.js';
+import { WebhookConfigError } from '../base/errors.js';
 import type { HashName } from '../crypto/provider.js';
-import { WebhookConfigError } from '../errors.js';
-import type { SignatureSyntax } from '../signature-header.js';
+import type { SignatureSyntax } from './header-syntax.js';
 import { buildProfile, type SignatureProfile } from './profile.js';
 import {
   type BodySignedContent,

@@ -1,7 +1,7 @@
+import { WebhookConfigError } from '../base/errors.js';
 import type { DigestEncoding, HashName } from '../crypto/provider.js';
-import { WebhookConfigError } from '../errors.js';
-import type { SecretFormat } from '../secrets.js';
-import type { SignatureSyntax } from '../signature-header.js';
+import type { SignatureSyntax } from './header-syntax.js';
+import type { SecretFormat } from './secrets.js';
 
 /**
  * How the body is signed when the signature travels inside it:

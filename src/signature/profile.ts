@@ -1,9 +1,8 @@
-import { type Bytes, type SignedPiece, toBytes, utf8Text } from '../bytes.js';
+import { type Bytes, type SignedPiece, toBytes, utf8Text } from '../base/bytes.js';
+import { type SignatureFailureReason, WebhookConfigError } from '../base/errors.js';
+import { getHeader, type HeaderSource } from '../contract/request.js';
 import type { DigestEncoding, HashName } from '../crypto/provider.js';
-import { type SignatureFailureReason, WebhookConfigError } from '../errors.js';
-import { getHeader, type HeaderSource } from '../request.js';
-import type { SecretFormat } from '../secrets.js';
-import { type HeaderScan, headerScanners, isDigits } from '../signature-header.js';
+import { type HeaderScan, headerScanners, isDigits } from './header-syntax.js';
 import {
   type BodyShapeProblem,
   hasNestedMember,
@@ -26,6 +25,7 @@ import {
   type OptionNames,
   type SignatureProblem,
 } from './profile-text.js';
+import type { SecretFormat } from './secrets.js';
 
 /** What a request carries for its signature, read by the profile's one parser; the verifier checks the rest. */
 export interface SignatureReading extends HeaderScan {

@@ -1,9 +1,9 @@
-import { randomId } from '../bytes.js';
+import { randomId } from '../base/bytes.js';
+import { RawBodyError, WebhookConfigError } from '../base/errors.js';
 import { type CryptoProvider, defaultCryptoProvider } from '../crypto/provider.js';
-import { RawBodyError, WebhookConfigError } from '../errors.js';
-import { type Key, resolveKeys, type Secret } from '../secrets.js';
 import { resolveProfile, type SignatureScheme } from './presets.js';
 import type { SignatureProfile, SignedDelivery } from './profile.js';
+import { type Key, resolveKeys, type Secret } from './secrets.js';
 import { nowSeconds } from './verifier.js';
 
 export interface SignOptions {

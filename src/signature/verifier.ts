@@ -1,15 +1,15 @@
-import type { SignedPiece } from '../bytes.js';
+import type { SignedPiece } from '../base/bytes.js';
+import { RawBodyError, type SignatureFailureReason, WebhookConfigError } from '../base/errors.js';
+import type { HeaderSource } from '../contract/request.js';
 import {
   type CryptoProvider,
   defaultCryptoProvider,
   digestLength,
   type SyncCryptoProvider,
 } from '../crypto/provider.js';
-import { RawBodyError, type SignatureFailureReason, WebhookConfigError } from '../errors.js';
-import type { HeaderSource } from '../request.js';
-import { type Mode, resolveKeys, type Secrets } from '../secrets.js';
 import { resolveProfile, type SignatureScheme } from './presets.js';
 import type { SignatureProfile, SignatureReading } from './profile.js';
+import { type Mode, resolveKeys, type Secrets } from './secrets.js';
 
 /** Seconds a timestamp may be in the past and in the future; one number sets both. */
 export type Tolerance = number | { past?: number; future?: number };

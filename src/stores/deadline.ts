@@ -1,4 +1,4 @@
-import { WebhookConfigError } from '../errors.js';
+import { WebhookConfigError } from '../base/errors.js';
 
 /** What a store operation rejects with once its deadline passed: the receiver answers 503 store_unavailable. */
 export class StoreTimeoutError extends Error {

@@ -1,4 +1,4 @@
-import { WebhookConfigError } from '../errors.js';
+import { WebhookConfigError } from '../base/errors.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 

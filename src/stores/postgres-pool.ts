@@ -1,5 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { WebhookConfigError } from '../errors.js';
+import { WebhookConfigError } from '../base/errors.js';
 import { kindOf } from './kind-of.js';
 
 /** A pooled client handed back once: released normally, or destroyed when its state is unknown. */

@@ -1,4 +1,4 @@
-import { WebhookConfigError } from '../errors.js';
+import { WebhookConfigError } from '../base/errors.js';
 
 /*
  * The inbox table's SQL, generated for a table name. sql/webhook_inbox.sql is this output for the default

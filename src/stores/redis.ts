@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { WebhookConfigError } from '../errors.js';
+import { WebhookConfigError } from '../base/errors.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withDeadline } from './deadline.js';
 import { kindOf } from './kind-of.js';
 import { newOwnerToken } from './owner-token.js';

@@ -158,7 +158,7 @@ describe('fetch adapter inside edge-runtime (no node:crypto, no process, no eval
     const paths = {
       core: join(root, 'src/index.ts'),
       fetch: join(root, 'adapters/fetch.ts'),
-      zodCore: resolveModule('zod/v4/core', join(root, 'src/events.ts')),
+      zodCore: resolveModule('zod/v4/core', join(root, 'src/events/catalogue.ts')),
     };
     run = await runtime.evaluate(SCENARIO)(load, paths, input);
   });

@@ -2,7 +2,7 @@ import { createNodeRedisClient } from 'bullmq';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
-import { bullmqQueue, createWorker, type DurableWorker } from '../../src/bullmq.js';
+import { bullmqQueue, createWorker, type DurableWorker } from '../../src/durable/bullmq/index.js';
 import { createReceiver } from '../../src/index.js';
 import { ensureBuilt } from '../support/build.js';
 import { runCli, SECRET, start, startServer, type TestServer } from '../support/child-processes.js';

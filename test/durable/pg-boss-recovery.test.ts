@@ -2,8 +2,13 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { afterAll, expect, it } from 'vitest';
+import {
+  createWorker,
+  type PgBossQueueOptions,
+  pgBossJobId,
+  pgBossQueue,
+} from '../../src/durable/pg-boss/index.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
-import { createWorker, type PgBossQueueOptions, pgBossJobId, pgBossQueue } from '../../src/pg-boss.js';
 import { gate } from '../support/gate.js';
 import { buildPackage } from '../support/harness/build.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';

@@ -1,8 +1,8 @@
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { describe, expect, it } from 'vitest';
+import { createWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
-import { createWorker, pgBossQueue } from '../../src/pg-boss.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
 import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 import { describeDurableQueue } from './queue-conformance.js';

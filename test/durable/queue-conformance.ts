@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DurableQueue, DurableWorker } from '../../src/bullmq.js';
+import type { DurableQueue, DurableWorker } from '../../src/durable/bullmq/index.js';
 import {
   createReceiver,
   type ErrorContext,
@@ -10,7 +10,7 @@ import {
   standardWebhooks,
   type WebhookHandlerError,
 } from '../../src/index.js';
-import { registerMetrics } from '../../src/prometheus.js';
+import { registerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { gate } from '../support/gate.js';
 import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';

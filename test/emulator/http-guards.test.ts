@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { WebhookConfigError } from '../../src/base/errors.js';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
-import { WebhookConfigError } from '../../src/errors.js';
 import { rawExchange } from '../support/raw-http.js';
 
 let emulator: Emulator;

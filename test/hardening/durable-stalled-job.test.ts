@@ -2,7 +2,7 @@ import { fileURLToPath } from 'node:url';
 import { createNodeRedisClient } from 'bullmq';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { bullmqQueue } from '../../src/bullmq.js';
+import { bullmqQueue } from '../../src/durable/bullmq/index.js';
 import { createReceiver, type ErrorContext } from '../../src/index.js';
 import { buildPackage } from '../support/harness/build.js';
 import { REDIS_URL, testRun } from '../support/harness/cluster.js';

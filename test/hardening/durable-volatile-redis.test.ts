@@ -1,8 +1,8 @@
 import { createNodeRedisClient, Queue } from 'bullmq';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bullmqQueue } from '../../src/bullmq.js';
-import { checkRedisDurability } from '../../src/durable/redis-durability.js';
+import { bullmqQueue } from '../../src/durable/bullmq/index.js';
+import { checkRedisDurability } from '../../src/durable/bullmq/redis-durability.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { testRun } from '../support/harness/cluster.js';
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';

@@ -2,7 +2,7 @@ import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it, vi } from 'vitest';
 import { createFetchHandler } from '../../adapters/fetch.js';
-import { WebhookConfigError } from '../../src/errors.js';
+import { WebhookConfigError } from '../../src/base/errors.js';
 import { createReceiver } from '../../src/index.js';
 import { failOpen } from '../../src/stores/fail-open.js';
 import { MemoryDedupeStore } from '../../src/stores/memory.js';

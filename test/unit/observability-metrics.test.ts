@@ -1,7 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { createReceiver, type MetricsSnapshot } from '../../src/index.js';
-import { registerMetrics } from '../../src/prometheus.js';
+import { registerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';
 import { gate } from '../support/gate.js';
 import { delivery, SECRET } from '../support/unit.js';

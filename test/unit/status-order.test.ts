@@ -6,7 +6,7 @@ import {
   type StatusRecord,
   shouldApply,
   statusOfEvent,
-} from '../../src/status-order.js';
+} from '../../src/events/status-order.js';
 
 const at = (minute: number) => `2026-11-21T10:${String(minute).padStart(2, '0')}:00+00:00`;
 

@@ -2,6 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
+import type { PgBossInstance, PgBossQueueOptions } from '../../src/durable/pg-boss/index.js';
 import {
   createReceiver,
   type DefaultEvents,
@@ -13,7 +14,6 @@ import {
   type UnknownEvent,
   verifySignature,
 } from '../../src/index.js';
-import type { PgBossInstance, PgBossQueueOptions } from '../../src/pg-boss.js';
 
 describe('handlers are typed from the event name', () => {
   it('message.delivered narrows event and data', () => {

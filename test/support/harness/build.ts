@@ -11,8 +11,8 @@ const ENTRIES = [
   'src/index.ts',
   'src/stores/redis.ts',
   'src/stores/postgres.ts',
-  'src/bullmq.ts',
-  'src/pg-boss.ts',
+  'src/durable/bullmq/index.ts',
+  'src/durable/pg-boss/index.ts',
   'adapters/node.ts',
 ];
 

@@ -1,0 +1,82 @@
+import { byteLength } from '../base/bytes.js';
+import { type ReasonCode, reasonMessage, reasonStatus } from '../base/errors.js';
+import type { EventIssue } from '../events/catalogue.js';
+import type { Mode } from '../signature/secrets.js';
+
+/** What the receiver decided; an adapter writes status, headers and body back as they are. */
+export interface Outcome {
+  status: number;
+  /**
+   * Lower-case names. Always content-type, content-length and x-request-id: a sized answer goes out in one
+   * write where a framework would otherwise stream it chunked.
+   */
+  headers: Record<string, string>;
+  /** JSON text. */
+  body: string;
+  requestId: string;
+  /** Set on every rejection. */
+  reason?: ReasonCode;
+  /** Set once the event was parsed. */
+  event?: { id?: string; type: string };
+  mode?: Mode;
+  duplicate?: boolean;
+}
+
+export const REQUEST_ID_HEADER = 'x-request-id';
+
+const RECEIVED = '{"received":true}';
+const DUPLICATE = '{"received":true,"duplicate":true}';
+
+const RECEIVED_LENGTH = String(RECEIVED.length); // ASCII: characters are bytes
+const DUPLICATE_LENGTH = String(DUPLICATE.length);
+
+export function acceptedOutcome(requestId: string, status: 200 | 202, duplicate = false): Outcome {
+  return {
+    status,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': duplicate ? DUPLICATE_LENGTH : RECEIVED_LENGTH,
+      [REQUEST_ID_HEADER]: requestId,
+    },
+    body: duplicate ? DUPLICATE : RECEIVED,
+    requestId,
+    ...(duplicate ? { duplicate } : {}),
+  };
+}
+
+export interface RejectionDetails {
+  message?: string;
+  retryAfterSeconds?: number;
+  issues?: EventIssue[];
+  headers?: Record<string, string>;
+}
+
+/** A rejection in the service's own error shape: {"error":{"code","message","request_id"}}. */
+export function rejectedOutcome(
+  reason: ReasonCode,
+  requestId: string,
+  details: RejectionDetails = {},
+): Outcome {
+  const headers: Record<string, string> = {
+    'content-type': 'application/json',
+    [REQUEST_ID_HEADER]: requestId,
+    ...details.headers,
+  };
+  if (details.retryAfterSeconds !== undefined) headers['retry-after'] = String(details.retryAfterSeconds);
+  const error: Record<string, unknown> = {
+    code: reason,
+    message: details.message ?? reasonMessage[reason],
+    request_id: requestId,
+  };
+  if (details.issues) error.issues = details.issues;
+  const body = JSON.stringify({ error });
+  headers['content-length'] = String(byteLength(body));
+  return { status: reasonStatus[reason], headers, body, requestId, reason };
+}
+
+/** The label logs and metrics share: a reason code, or what happened to an accepted event. */
+export function outcomeLabel(outcome: Outcome): string {
+  if (outcome.reason !== undefined) return outcome.reason;
+  if (outcome.status === 202) return 'accepted';
+  return outcome.duplicate ? 'duplicate' : 'processed';
+}

@@ -1,0 +1,131 @@
+import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
+import { WebhookConfigError } from '../../base/errors.js';
+import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
+import { withDeadline } from '../deadline.js';
+import { retrySchedule } from '../job-run.js';
+import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult } from '../port.js';
+import { checkRedisDurability } from './redis-durability.js';
+
+export interface BullmqQueueOptions extends DurableQueueOptions {
+  /** Where Redis is: any BullMQ connection (node-redis through createNodeRedisClient, ioredis); or pass `queue`. */
+  connection?: ConnectionOptions;
+  /** A BullMQ Queue you created (its connection and prefix are used); or pass `connection` (and `name`). */
+  queue?: Queue;
+  /** BullMQ's key prefix in Redis. Default BullMQ's (`bull`). */
+  prefix?: string;
+  /**
+   * Accept a Redis that can lose acknowledged jobs (no append-only file, or a maxmemory-policy other than
+   * noeviction); without it the first use checks Redis and every delivery is answered 503 until it is fixed.
+   * For tests and throwaway Redis only. Default false.
+   */
+  allowVolatileRedis?: boolean;
+}
+
+/** A DurableQueue on BullMQ, with what createWorker needs to consume it. */
+export interface BullmqDurableQueue extends DurableQueue {
+  readonly engine: 'bullmq';
+  readonly queue: Queue;
+  /**
+   * Checks once that Redis keeps what it acknowledges (appendonly yes, maxmemory-policy noeviction) unless
+   * allowVolatileRedis; rejects with a WebhookConfigError naming the settings, or once `deadlineMs` (default
+   * 10 s) passed. The first enqueue runs it; call it at start to fail before the first delivery.
+   */
+  ready(deadlineMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_NAME = 'messaging-webhooks';
+const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
+
+/**
+ * Durable acknowledgement on BullMQ: each event becomes one job whose jobId is its dedupe key, so every
+ * further delivery finds it. Completed jobs are kept for `retentionMs` (the dedupe window); failed jobs,
+ * BullMQ's dead-letter, are kept until you retry or remove them.
+ *
+ *   const queue = bullmqQueue({ connection: createNodeRedisClient(createClient({ url })), name: 'sms' });
+ *   createReceiver({ secrets, queue });   // and in the worker processes: createWorker({ receiver, queue })
+ */
+export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
+  if (!options?.queue && !options?.connection) {
+    throw new WebhookConfigError(
+      'bullmqQueue needs `connection` (where Redis is) or an existing BullMQ `queue`.',
+    );
+  }
+  const { attempts, backoffMs } = retrySchedule(options);
+  const allowVolatile = options.allowVolatileRedis ?? false;
+  if (typeof allowVolatile !== 'boolean') {
+    throw new WebhookConfigError(`allowVolatileRedis must be true or false, got ${String(allowVolatile)}.`);
+  }
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const owned = !options.queue;
+  const queue =
+    options.queue ??
+    new Queue(options.name ?? DEFAULT_NAME, {
+      connection: options.connection as ConnectionOptions,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+    });
+  // Redis trouble: the connection reconnects; a failed enqueue is answered 503 and told to onError.
+  if (owned) queue.on('error', () => {});
+  const jobOptions: JobsOptions = {
+    attempts,
+    backoff: { type: 'exponential', delay: backoffMs, jitter: 0.5 },
+    removeOnComplete: { age: Math.ceil(retentionMs / 1000) },
+    removeOnFail: false,
+  };
+  const poller = countsPoller(async () => {
+    const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
+    const count = (type: string) => counts[type] ?? 0;
+    return {
+      waiting: count('wait') + count('prioritized') + count('delayed'),
+      running: count('active'),
+      retrying: count('delayed'),
+      deadLettered: count('failed'),
+    };
+  }, options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
+
+  let checked: Promise<void> | undefined;
+  // Could the check not run (INFO refused), the first enqueue that can tell someone is told.
+  let untold: string | undefined;
+  const ready = () => {
+    checked ??= (async () => {
+      if (!allowVolatile) untold = await checkRedisDurability(await queue.getBackend().client);
+    })();
+    checked.catch(() => {
+      checked = undefined; // refused or unreachable: the next use checks again (Redis may be fixed by then)
+    });
+    return checked;
+  };
+
+  async function enqueue(job: DurableJob, warn?: (warning: string) => void): Promise<EnqueueResult> {
+    await ready();
+    if (untold !== undefined && warn) {
+      warn(untold);
+      untold = undefined;
+    }
+    const jobId = bullmqJobId(job.key);
+    // Read first, so that an existing job is told apart from a new one (one HGETALL: BullMQ's getJobState is a
+    // script several times slower). BullMQ sets finishedOn only when a job completed or failed its last
+    // attempt. Two deliveries racing here both add, BullMQ keeps one job, and both are rightly told enqueued.
+    const existing = await queue.getJob(jobId);
+    if (existing) return existing.finishedOn ? 'duplicate' : 'in_progress';
+    await queue.add(job.event.type, job, { ...jobOptions, jobId });
+    return 'enqueued';
+  }
+
+  return {
+    engine: 'bullmq',
+    queue,
+    ready: (deadlineMs = 10_000) => withDeadline(ready(), deadlineMs, 'Checking Redis persistence'),
+    enqueue: (job, deadlineMs, warn) => withDeadline(enqueue(job, warn), deadlineMs, 'Adding the BullMQ job'),
+    counts: poller.counts,
+    async close() {
+      poller.stop();
+      if (owned) await queue.close();
+    },
+  };
+}
+
+/** BullMQ refuses `:` in a custom jobId; escaping `%` first keeps the mapping one-to-one. */
+export function bullmqJobId(key: string): string {
+  return key.replaceAll('%', '%25').replaceAll(':', '%3A');
+}

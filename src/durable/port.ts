@@ -1,0 +1,127 @@
+import type { WebhookHandlerError } from '../base/errors.js';
+import type { DeliveryContext } from '../pipeline/handler-context.js';
+import type { ErrorContext, HandlerContext } from '../receiver/handlers.js';
+import type { DedupeStore } from '../stores/types.js';
+
+/** What a durable job carries: the verified, parsed event and the context its handlers get. */
+export interface DurableJob {
+  /** The dedupe key, the job's identity in the engine: `<mode>:<event id>` or `<mode>:sha256:<hex>`. */
+  key: string;
+  event: { type: string; id?: string; [field: string]: unknown };
+  ctx: DeliveryContext;
+}
+
+/** What the engine said about an event handed to it. */
+export type EnqueueResult = 'enqueued' | 'in_progress' | 'duplicate';
+
+/** Job counts of a durable queue, as last read from the engine. */
+export interface DurableQueueCounts {
+  /** Jobs waiting for a worker, retries waiting out their backoff included. */
+  waiting: number;
+  /** Jobs a worker is running now. */
+  running: number;
+  /** Jobs waiting out a backoff before their next attempt. */
+  retrying: number;
+  /** Jobs that failed every attempt and sit in the engine's dead-letter. */
+  deadLettered: number;
+  /** When the engine was read (ms since the epoch). */
+  readAt: number;
+}
+
+/**
+ * A job engine the receiver hands verified events to instead of running their handlers itself
+ * (messaging-webhooks/bullmq, messaging-webhooks/pg-boss).
+ */
+export interface DurableQueue {
+  /**
+   * Hands the event to the engine under job.key; resolves once the engine holds the job durably: `enqueued`
+   * (a new job), `in_progress` (its job is waiting or running), `duplicate` (its job completed, or failed
+   * every attempt and sits in the dead-letter). Rejects when the engine fails or takes longer than
+   * `deadlineMs` milliseconds. `warn` hears, once, of what does not stop the enqueue but the operator must
+   * know (a durability check that could not run).
+   */
+  enqueue(job: DurableJob, deadlineMs: number, warn?: (warning: string) => void): Promise<EnqueueResult>;
+  /**
+   * The counts last read from the engine, for receiver.metrics() (which is synchronous). The first call
+   * starts reading them every few seconds, on a timer that never keeps the process alive; `undefined`
+   * until the first read finished.
+   */
+  counts?(): DurableQueueCounts | undefined;
+  /** Stops reading counts; closes what the queue opened itself (never a connection or boss you gave it). */
+  close?(): Promise<void>;
+}
+
+/** The part of a receiver a worker needs: its handlers and its onError handlers. */
+export interface DispatchingReceiver {
+  dispatch(event: DurableJob['event'], ctx: HandlerContext<unknown>): Promise<void>;
+  reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
+}
+
+/** Retry schedule of a failed job: `attempts` runs in all, `delayMs` × 2^(n-1) between them, with jitter. */
+export interface RetryOptions {
+  /** Runs in all before the job goes to the dead-letter. Default 5. */
+  attempts?: number;
+  /** Delay before the first retry; each next one doubles it, with up to 50% jitter. Default 1000 ms. */
+  backoffMs?: number;
+}
+
+/** Options both engines' queues take. */
+export interface DurableQueueOptions extends RetryOptions {
+  /** The queue's name; the receiver and its workers use the same. Default `messaging-webhooks` (pg-boss: `_`). */
+  name?: string;
+  /**
+   * How long a completed job is kept: a delivery of its event within this time answers `duplicate`, one
+   * after it runs the handlers again. Must outlast the service's retry schedule. Default 7 days.
+   */
+  retentionMs?: number;
+  /** How often the counts in receiver.metrics() are read from the engine. Default 5000 ms. */
+  countsIntervalMs?: number;
+}
+
+/** Options both engines' workers take. */
+export interface DurableWorkerOptions<Q extends DurableQueue> {
+  /** The receiver whose handlers (receiver.on, onAny) run the jobs, and whose onError hears of dead-letters. */
+  receiver: DispatchingReceiver;
+  /** The same queue the receivers enqueue into. */
+  queue: Q;
+  /** Jobs this worker runs at once. Default 16. */
+  concurrency?: number;
+  /**
+   * How long a job's handlers may run (ms). Past it the attempt counts as failed (onError hears
+   * handler_timeout if it was the last): the job is retried, and close() is never held by it. The handler
+   * itself cannot be stopped; make it end. Default 60000.
+   */
+  handlerTimeoutMs?: number;
+  /**
+   * Exactly-once effects: the inbox the handlers run in, the receiver's own store
+   * (`new PostgresDedupeStore({ pool, transactional: true })`). Each job's handlers run in a transaction
+   * that also records the event done, and get its client as ctx.tx: a second run of the job (a worker the
+   * engine thought dead, a lost lock) finds the event done and writes nothing.
+   */
+  store?: DedupeStore<unknown>;
+  /** How long a run's claim in `store` lasts without renewal (ms). Default 60000. */
+  leaseMs?: number;
+  /** How long `store` remembers a done event (ms). Default 7 days; at least the queue's retentionMs. */
+  inboxRetentionMs?: number;
+}
+
+export interface WorkerCounters {
+  /** Jobs this worker is running now. */
+  running: number;
+  /** Jobs whose handlers succeeded. */
+  completed: number;
+  /** Failed runs the engine will try again. */
+  retried: number;
+  /** Jobs that failed their last attempt and went to the dead-letter. */
+  deadLettered: number;
+}
+
+/** A running worker: stop it with close() (running jobs finish, unstarted ones stay queued). */
+export interface DurableWorker {
+  /**
+   * Stops taking jobs and waits for the running ones (each at most handlerTimeoutMs). With `timeoutMs`,
+   * the jobs still running after it fail their attempt (the engine retries them) and close() returns.
+   */
+  close(options?: { timeoutMs?: number }): Promise<void>;
+  counters(): WorkerCounters;
+}

@@ -1,0 +1,174 @@
+import { WebhookConfigError } from '../base/errors.js';
+import type { CryptoProvider } from '../crypto/provider.js';
+import type { DurableQueue } from '../durable/port.js';
+import { type Catalogue, type DefaultEvents, defaultEvents } from '../events/catalogue.js';
+import type { Logger } from '../observability/logger.js';
+import {
+  resolveProfile,
+  type SignatureProfile,
+  type SignatureScheme,
+  type Tolerance,
+} from '../signature/index.js';
+import type { Secrets } from '../signature/secrets.js';
+import { MemoryDedupeStore } from '../stores/memory.js';
+import type { DedupeStore } from '../stores/types.js';
+
+export { DEFAULT_SIGNATURE_HEADER } from '../signature/presets.js';
+
+export interface ReceiverOptions<
+  C extends Catalogue = DefaultEvents,
+  S extends DedupeStore<unknown> = DedupeStore,
+> {
+  /**
+   * One secret, a list (rotation), or per mode: { live: […], test: […] }. Takes `process.env.X` as it is:
+   * an unset variable fails here, at creation, with a message that says so.
+   */
+  secrets: Secrets | undefined;
+  /**
+   * The signature format: defaultProfile, standardWebhooks, bodySignature(…) or createProfile(…).
+   * Default: `webhook-signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`.
+   */
+  profile?: SignatureProfile;
+  /** node:crypto or Web Crypto (or your own). Default: defaultCryptoProvider(), chosen once. */
+  crypto?: CryptoProvider;
+  /** Name of the default profile's signature header, looked up case-insensitively. Not with `profile`. */
+  signatureHeader?: string;
+  /** Seconds a signature timestamp may be in the past / future. Default 300 both ways. */
+  toleranceSeconds?: Tolerance;
+  /** Largest body accepted. Default 1 MiB. */
+  maxBodyBytes?: number;
+  /**
+   * How long reading a body may take, from when the receiver starts reading it (milliseconds). Past it the
+   * answer is 408 body_timeout and the connection is closed: a slow or stalled upload never holds a
+   * connection. Default 10000.
+   */
+  bodyTimeoutMs?: number;
+  /** Where processed events are remembered. Default: a MemoryDedupeStore (one process). */
+  store?: S;
+  /** The event catalogue: type → zod schema of `data`. Default: message.delivered, message.failed. */
+  events?: C;
+  /** The default profile's algorithm and signed content (older option; not with `profile`). */
+  scheme?: SignatureScheme;
+  /** How long a claim protects an event being processed; a crashed process's claim expires after it. Default 60 s. */
+  leaseMs?: number;
+  /** How long a processed event is remembered; must outlast the service's retry schedule. Default 7 days. */
+  retentionMs?: number;
+  /** Handlers running at once. Default 32. */
+  concurrency?: number;
+  /** Events waiting for a handler slot before new ones get 503 overloaded. Default 1024. */
+  maxQueue?: number;
+  /** 'sync': answer once handlers settle (default). 'async': answer 202 once verified and claimed. */
+  ack?: 'sync' | 'async';
+  /**
+   * Answer 503 handler_timeout when an event is not settled this long after it was claimed (waiting for a
+   * slot counts). Its handlers go on and settle the claim: the retry gets a duplicate or runs it again.
+   * Default: no limit.
+   */
+  handlerTimeoutMs?: number;
+  /** Retry-After (seconds) sent with 503 answers. Default 5. */
+  retryAfterSeconds?: number;
+  /**
+   * Durable acknowledgement: verified events go to this job engine (messaging-webhooks/bullmq,
+   * messaging-webhooks/pg-boss) and are answered 202 once it holds them; workers run the handlers.
+   */
+  queue?: DurableQueue;
+  /** Serverless: keeps work alive after an async acknowledgement (per-request waitUntil wins). */
+  waitUntil?: (work: Promise<unknown>) => void;
+  /**
+   * One line per request: pino (or any logger with `child`) gets `(fields, message)`; console, or any other
+   * `{ info, warn, error }`, one text line. Default: no logging.
+   */
+  logger?: Logger;
+  /** Clock in milliseconds, for tests. */
+  now?: () => number;
+}
+
+type OptionalOption =
+  | 'handlerTimeoutMs'
+  | 'waitUntil'
+  | 'scheme'
+  | 'toleranceSeconds'
+  | 'logger'
+  | 'queue'
+  | 'crypto'
+  | 'signatureHeader';
+
+export type ResolvedOptions<C extends Catalogue, S> = Required<
+  Omit<ReceiverOptions<C, DedupeStore<unknown>>, OptionalOption>
+> &
+  Pick<ReceiverOptions<C>, OptionalOption> & {
+    store: S;
+  };
+
+/** Validates options at creation, so a mistake fails at startup with a message, not at the first delivery. */
+export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknown>>(
+  options: ReceiverOptions<C, S>,
+): ResolvedOptions<C, S> {
+  if (typeof options !== 'object' || options === null) {
+    throw new WebhookConfigError('createReceiver needs an options object: createReceiver({ secrets: … }).');
+  }
+  const resolved = {
+    signatureHeader: options.signatureHeader,
+    profile: resolveProfile(options),
+    crypto: options.crypto,
+    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
+    bodyTimeoutMs: positive('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
+    store: options.store ?? (new MemoryDedupeStore() as unknown as S),
+    events: options.events ?? (defaultEvents as unknown as C),
+    leaseMs: positive('leaseMs', options.leaseMs, 60_000),
+    retentionMs: positive('retentionMs', options.retentionMs, 7 * 24 * 3600_000),
+    concurrency: positive('concurrency', options.concurrency, 32),
+    maxQueue: positive('maxQueue', options.maxQueue, 1024, true),
+    ack: options.ack ?? 'sync',
+    retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds, 5),
+    now: options.now ?? Date.now,
+    secrets: options.secrets,
+    toleranceSeconds: options.toleranceSeconds,
+    scheme: options.scheme,
+    waitUntil: options.waitUntil,
+    logger: options.logger,
+    queue: options.queue,
+    handlerTimeoutMs:
+      options.handlerTimeoutMs === undefined
+        ? undefined
+        : positive('handlerTimeoutMs', options.handlerTimeoutMs, 0),
+  };
+  if (resolved.ack !== 'sync' && resolved.ack !== 'async') {
+    throw new WebhookConfigError(`ack must be 'sync' or 'async', got ${JSON.stringify(resolved.ack)}.`);
+  }
+  const logger = resolved.logger as Partial<Logger> | undefined;
+  if (
+    logger !== undefined &&
+    (typeof logger?.info !== 'function' ||
+      typeof logger.warn !== 'function' ||
+      typeof logger.error !== 'function')
+  ) {
+    throw new WebhookConfigError('logger must have info, warn and error methods (pino, or console-like).');
+  }
+  if (resolved.queue !== undefined && typeof resolved.queue?.enqueue !== 'function') {
+    throw new WebhookConfigError('queue must be a DurableQueue: bullmqQueue(…) or pgBossQueue(…).');
+  }
+  const store = resolved.store as Partial<DedupeStore<unknown>>;
+  if (
+    typeof store.claim !== 'function' ||
+    typeof store.complete !== 'function' ||
+    typeof store.release !== 'function'
+  ) {
+    throw new WebhookConfigError('store must implement claim, complete and release (see DedupeStore).');
+  }
+  return resolved;
+}
+
+/**
+ * Every numeric option is a whole number: a count, milliseconds or seconds. Infinity, NaN and fractions
+ * (`concurrency: 1.5`) are refused by name, so a typo fails at startup instead of bending the limits.
+ */
+function positive(name: string, value: number | undefined, fallback: number, allowZero = false): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || (value === 0 && !allowZero)) {
+    throw new WebhookConfigError(
+      `${name} must be a whole number ${allowZero ? '(0 or more)' : 'greater than 0'}, got ${String(value)}.`,
+    );
+  }
+  return value;
+}

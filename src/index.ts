@@ -1,14 +1,6 @@
-export {
-  RawBodyError,
-  type ReasonCode,
-  type RejectionReason,
-  reasonMessage,
-  reasonStatus,
-  type SignatureFailureReason,
-  WebhookConfigError,
-  WebhookHandlerError,
-} from './base/errors.js';
+export { RawBodyError, WebhookConfigError, WebhookHandlerError } from './base/errors.js';
 export { type Outcome, REQUEST_ID_HEADER } from './contract/outcome.js';
+export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
 export {
   BODY_LENGTH_MISMATCH,
   BODY_TIMEOUT,

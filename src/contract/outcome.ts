@@ -1,7 +1,7 @@
 import { byteLength } from '../base/bytes.js';
-import { type ReasonCode, reasonMessage, reasonStatus } from '../base/errors.js';
 import type { EventIssue } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
+import { type ReasonCode, reasonAnswers } from './reasons.js';
 
 /** What the receiver decided; an adapter writes status, headers and body back as they are. */
 export interface Outcome {
@@ -65,13 +65,13 @@ export function rejectedOutcome(
   if (details.retryAfterSeconds !== undefined) headers['retry-after'] = String(details.retryAfterSeconds);
   const error: Record<string, unknown> = {
     code: reason,
-    message: details.message ?? reasonMessage[reason],
+    message: details.message ?? reasonAnswers[reason].message,
     request_id: requestId,
   };
   if (details.issues) error.issues = details.issues;
   const body = JSON.stringify({ error });
   headers['content-length'] = String(byteLength(body));
-  return { status: reasonStatus[reason], headers, body, requestId, reason };
+  return { status: reasonAnswers[reason].status, headers, body, requestId, reason };
 }
 
 /** The label logs and metrics share: a reason code, or what happened to an accepted event. */

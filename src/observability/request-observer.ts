@@ -1,6 +1,6 @@
-import type { RejectionReason } from '../base/errors.js';
 import type { Outcome } from '../contract/outcome.js';
 import { outcomeLabel } from '../contract/outcome.js';
+import type { RejectionReason } from '../contract/reasons.js';
 import type { ReceiveRequest } from '../contract/request.js';
 import type { Delivery } from '../pipeline/delivery.js';
 import type { WebhookRejection } from '../receiver/handlers.js';

@@ -1,5 +1,5 @@
 import { byteLength } from '../base/bytes.js';
-import type { ReasonCode } from '../base/errors.js';
+import type { ReasonCode } from '../contract/reasons.js';
 import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, BODY_TOO_LARGE } from '../contract/request.js';
 import type { Delivery } from './delivery.js';
 

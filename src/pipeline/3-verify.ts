@@ -1,4 +1,4 @@
-import type { SignatureFailureReason } from '../base/errors.js';
+import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { HeaderSource } from '../contract/request.js';
 import type { VerifyResult } from '../signature/index.js';
 import type { Delivery } from './delivery.js';

@@ -1,10 +1,11 @@
-import { RawBodyError, type ReasonCode, type SignatureFailureReason } from '../base/errors.js';
+import { RawBodyError } from '../base/errors.js';
 import {
   acceptedOutcome,
   type Outcome,
   type RejectionDetails,
   rejectedOutcome,
 } from '../contract/outcome.js';
+import type { ReasonCode, SignatureFailureReason } from '../contract/reasons.js';
 import type { DurableQueue } from '../durable/port.js';
 import type { ParsedEvent } from '../events/catalogue.js';
 import type { ErrorContext, HandlerContext, HandlerRegistry } from '../receiver/handlers.js';

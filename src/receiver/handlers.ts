@@ -1,4 +1,5 @@
-import type { ErrorCode, RejectionReason, WebhookHandlerError } from '../base/errors.js';
+import type { ErrorCode, WebhookHandlerError } from '../base/errors.js';
+import type { RejectionReason } from '../contract/reasons.js';
 import type { Catalogue, CatalogueEvent, EventType, KnownEvent, UnknownEvent } from '../events/catalogue.js';
 import type { RejectionDiagnostics } from '../observability/diagnostics.js';
 import type { Mode } from '../signature/secrets.js';

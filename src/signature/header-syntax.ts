@@ -1,4 +1,4 @@
-import type { SignatureFailureReason } from '../base/errors.js';
+import type { SignatureFailureReason } from '../contract/reasons.js';
 
 export type ParsedSignatureHeader =
   | { ok: true; timestamp: number; timestampText: string; signatures: string[] }

@@ -1,4 +1,4 @@
-import type { SignatureFailureReason } from '../base/errors.js';
+import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { BodyShapeProblem } from './json-members.js';
 import type { ResolvedConfig, Slot } from './profile-config.js';
 

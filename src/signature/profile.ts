@@ -1,5 +1,6 @@
 import { type Bytes, type SignedPiece, toBytes, utf8Text } from '../base/bytes.js';
-import { type SignatureFailureReason, WebhookConfigError } from '../base/errors.js';
+import { WebhookConfigError } from '../base/errors.js';
+import type { SignatureFailureReason } from '../contract/reasons.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
 import type { DigestEncoding, HashName } from '../crypto/provider.js';
 import { type HeaderScan, headerScanners, isDigits } from './header-syntax.js';

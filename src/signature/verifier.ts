@@ -1,5 +1,6 @@
 import type { SignedPiece } from '../base/bytes.js';
-import { RawBodyError, type SignatureFailureReason, WebhookConfigError } from '../base/errors.js';
+import { RawBodyError, WebhookConfigError } from '../base/errors.js';
+import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { HeaderSource } from '../contract/request.js';
 import {
   type CryptoProvider,

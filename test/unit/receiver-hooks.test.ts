@@ -1,10 +1,10 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import { reasonAnswers } from '../../src/contract/reasons.js';
 import {
   createReceiver,
   type DedupeStore,
   MemoryDedupeStore,
   type RejectionReason,
-  reasonStatus,
   type WebhookHandlerError,
   type WebhookRejection,
 } from '../../src/index.js';
@@ -94,8 +94,8 @@ describe('onRejected: every 4xx answer, the sender’s problem', () => {
       'invalid_event',
       'event_in_progress',
     ];
-    const answered4xx = Object.entries(reasonStatus)
-      .filter(([, status]) => status < 500)
+    const answered4xx = Object.entries(reasonAnswers)
+      .filter(([, answer]) => answer.status < 500)
       .map(([reason]) => reason);
     expect(answered4xx.sort()).toEqual([...fourHundreds].sort());
   });

@@ -4,18 +4,12 @@ import { type ApiContext, goLiveCheck } from './api.js';
 import type { ConsoleContext } from './console-routes.js';
 import { ApiError } from './http-io.js';
 import { MessageLifecycle, type NewMessage } from './lifecycle.js';
-import {
-  type EmulatorMode,
-  type EmulatorOptions,
-  type ResolvedMode,
-  type ResolvedOptions,
-  resolveOptions,
-} from './options.js';
+import { type EmulatorMode, type EmulatorOptions, type ResolvedMode, resolveOptions } from './options.js';
 import { seededRandom } from './random.js';
 import { RateLimiter } from './rate-limit.js';
 import { createRouter } from './router.js';
 import { createSigner } from './signer.js';
-import { EmulatorState, type MessageRecord } from './state.js';
+import { EmulatorState } from './state.js';
 import { Timers } from './timers.js';
 import { WebhookSender } from './webhooks.js';
 
@@ -66,7 +60,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     webhooks.gates[mode].set(paused);
     state.changed(undefined);
   };
-  const consoleContext = consoleOf(resolved, state, webhooks, send, api, setPaused);
+  const consoleContext = consoleOf(api, webhooks, setPaused);
 
   const server = createServer(createRouter(resolved.allowedHosts, api, consoleContext));
   await new Promise<void>((resolve, reject) => {
@@ -97,13 +91,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
 /** What the console needs of the emulator: its modes, a test message, redeliveries, the go-live check. */
 function consoleOf(
-  resolved: ResolvedOptions,
-  state: EmulatorState,
-  webhooks: WebhookSender,
-  send: (message: NewMessage) => MessageRecord,
   api: ApiContext,
+  webhooks: WebhookSender,
   setPaused: (mode: EmulatorMode, paused: boolean) => void,
 ): ConsoleContext {
+  const { options: resolved, state, send } = api;
   return {
     state,
     modes: () =>

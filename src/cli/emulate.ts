@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { WebhookConfigError } from '../base/errors.js';
-import { startEmulator } from '../emulator/emulator.js';
+import { type Emulator, startEmulator } from '../emulator/emulator.js';
 import type { EmulatorOptions, EmulatorSeedData } from '../emulator/options.js';
 import {
   BIN,
@@ -62,6 +62,35 @@ Example:
 const number = (name: string, value: string | undefined, fallback: number) =>
   integer('emulate', name, value, fallback, 0, 3_600_000);
 
+/** The string options, each read as text and checked where it is used. */
+const TEXT_OPTIONS = [
+  'endpoint',
+  'secret',
+  'test-key',
+  'live-endpoint',
+  'live-secret',
+  'live-key',
+  'rate-limit',
+  'port',
+  'host',
+  'data',
+  'submit-ms',
+  'result-ms',
+  'failure-rate',
+  'failure-event',
+  'seed',
+  'max-attempts',
+  'retry-base-ms',
+  'retry-cap-ms',
+  'copies',
+  'reorder-ms',
+  'delay-ms',
+  'tamper',
+  'stale',
+  'header',
+  'profile',
+] as const;
+
 export const emulate: Command = {
   name: 'emulate',
   summary: 'a local Messaging Service: API, signed webhooks with retries, web console',
@@ -71,107 +100,17 @@ export const emulate: Command = {
     const { values, positionals } = parse('emulate', argv, {
       help: { type: 'boolean', short: 'h' },
       'allowed-host': { type: 'string', multiple: true },
-      ...Object.fromEntries(
-        [
-          'endpoint',
-          'secret',
-          'test-key',
-          'live-endpoint',
-          'live-secret',
-          'live-key',
-          'rate-limit',
-          'port',
-          'host',
-          'data',
-          'submit-ms',
-          'result-ms',
-          'failure-rate',
-          'failure-event',
-          'seed',
-          'max-attempts',
-          'retry-base-ms',
-          'retry-cap-ms',
-          'copies',
-          'reorder-ms',
-          'delay-ms',
-          'tamper',
-          'stale',
-          'header',
-          'profile',
-        ].map((name) => [name, text]),
-      ),
+      ...Object.fromEntries(TEXT_OPTIONS.map((name) => [name, text])),
     });
     noPositionals('emulate', positionals);
-    const get = (name: string) => (values as Record<string, string | undefined>)[name];
-    const endpoint = (name: string) =>
-      get(name) === undefined ? undefined : requireUrl('emulate', [get(name) as string]);
-    const rateLimit =
-      get('rate-limit') === undefined
-        ? undefined
-        : { requests: number('rate-limit', get('rate-limit'), 0), windowSeconds: 1 };
-    const liveSecret = get('live-secret') ?? process.env.LIVE_WEBHOOK_SECRET;
-    const options: EmulatorOptions = {
-      ...readData(get('data')),
-      port: integer('emulate', 'port', get('port'), 4010, 0, 65535),
-      host: get('host') ?? '127.0.0.1',
-      allowedHosts: (values as { 'allowed-host'?: string[] })['allowed-host'] ?? [],
-      test: {
-        endpoint: endpoint('endpoint'),
-        secret: requireSecret('emulate', get('secret')),
-        keys: [get('test-key') ?? 'sk_test_emulator'],
-        ...(rateLimit ? { rateLimit } : {}),
-      },
-      live: {
-        endpoint: endpoint('live-endpoint'),
-        ...(liveSecret ? { secret: requireSecret('emulate', liveSecret) } : {}),
-        keys: [get('live-key') ?? 'sk_live_emulator'],
-        ...(rateLimit ? { rateLimit } : {}),
-      },
-      schedule: {
-        submitMs: number('submit-ms', get('submit-ms'), 200),
-        resultMs: number('result-ms', get('result-ms'), 600),
-        failureRate: fraction('emulate', 'failure-rate', get('failure-rate')),
-      },
-      failureEvent: get('failure-event') ?? 'message.failed',
-      retry: {
-        maxAttempts: integer('emulate', 'max-attempts', get('max-attempts'), 6, 1, 100),
-        baseMs: number('retry-base-ms', get('retry-base-ms'), 100),
-        capMs: number('retry-cap-ms', get('retry-cap-ms'), 2000),
-      },
-      chaos: {
-        copies: fraction('emulate', 'copies', get('copies')),
-        reorderMs: number('reorder-ms', get('reorder-ms'), 0),
-        delayMs: number('delay-ms', get('delay-ms'), 0),
-        tamper: fraction('emulate', 'tamper', get('tamper')),
-        stale: fraction('emulate', 'stale', get('stale')),
-      },
-      profile: signingProfile('emulate', get('profile'), get('header')),
-    };
-    if (get('seed') !== undefined) options.seed = integer('emulate', 'seed', get('seed'), 0, 0, 2 ** 32 - 1);
+    const get = (name: (typeof TEXT_OPTIONS)[number]) => (values as Record<string, string | undefined>)[name];
+    const options = emulatorOptions(get, (values as { 'allowed-host'?: string[] })['allowed-host'] ?? []);
     const emulator = await startEmulator(options).catch((error: { code?: string }) => {
       if (error instanceof WebhookConfigError) throw new UsageError(`emulate: ${error.message}`);
       if (error.code !== 'EADDRINUSE') throw error;
       throw new UsageError(`emulate: port ${options.port} is in use. Pick another with --port, or --port 0.`);
     });
-    const color = palette();
-    const out = (line: string) => process.stdout.write(`${line}\n`);
-    out(`Messaging Service emulator on ${emulator.url} (console: ${emulator.url}/)`);
-    for (const mode of ['test', 'live'] as const) {
-      const { keys, endpoint: url } = emulator.modes[mode];
-      out(`  ${mode}: key ${keys.join(', ')}, webhooks to ${url ?? 'nowhere (recorded only)'}`);
-    }
-    out(`  seed ${emulator.seed}`);
-    out(
-      color.dim(
-        `Try: curl -X POST ${emulator.url}/v1/messages -H 'Authorization: Bearer ${emulator.modes.test.keys[0]}' \\`,
-      ),
-    );
-    out(
-      color.dim(
-        `       -H 'Content-Type: application/json' -d '{"to":"+15550100001","sender":"Acme","body":"Hi"}'`,
-      ),
-    );
-    out(color.dim('Ctrl-C to stop. Nothing is kept after it.'));
+    printBanner(emulator);
     return new Promise<number>((resolve) => {
       const stop = () => void emulator.close().then(() => resolve(0));
       process.once('SIGINT', stop);
@@ -179,6 +118,80 @@ export const emulate: Command = {
     });
   },
 };
+
+function emulatorOptions(
+  get: (name: (typeof TEXT_OPTIONS)[number]) => string | undefined,
+  allowedHosts: string[],
+): EmulatorOptions {
+  const endpoint = (name: 'endpoint' | 'live-endpoint') =>
+    get(name) === undefined ? undefined : requireUrl('emulate', [get(name) as string]);
+  const rateLimit =
+    get('rate-limit') === undefined
+      ? undefined
+      : { requests: number('rate-limit', get('rate-limit'), 0), windowSeconds: 1 };
+  const liveSecret = get('live-secret') ?? process.env.LIVE_WEBHOOK_SECRET;
+  const options: EmulatorOptions = {
+    ...readData(get('data')),
+    port: integer('emulate', 'port', get('port'), 4010, 0, 65535),
+    host: get('host') ?? '127.0.0.1',
+    allowedHosts,
+    test: {
+      endpoint: endpoint('endpoint'),
+      secret: requireSecret('emulate', get('secret')),
+      keys: [get('test-key') ?? 'sk_test_emulator'],
+      ...(rateLimit ? { rateLimit } : {}),
+    },
+    live: {
+      endpoint: endpoint('live-endpoint'),
+      ...(liveSecret ? { secret: requireSecret('emulate', liveSecret) } : {}),
+      keys: [get('live-key') ?? 'sk_live_emulator'],
+      ...(rateLimit ? { rateLimit } : {}),
+    },
+    schedule: {
+      submitMs: number('submit-ms', get('submit-ms'), 200),
+      resultMs: number('result-ms', get('result-ms'), 600),
+      failureRate: fraction('emulate', 'failure-rate', get('failure-rate')),
+    },
+    failureEvent: get('failure-event') ?? 'message.failed',
+    retry: {
+      maxAttempts: integer('emulate', 'max-attempts', get('max-attempts'), 6, 1, 100),
+      baseMs: number('retry-base-ms', get('retry-base-ms'), 100),
+      capMs: number('retry-cap-ms', get('retry-cap-ms'), 2000),
+    },
+    chaos: {
+      copies: fraction('emulate', 'copies', get('copies')),
+      reorderMs: number('reorder-ms', get('reorder-ms'), 0),
+      delayMs: number('delay-ms', get('delay-ms'), 0),
+      tamper: fraction('emulate', 'tamper', get('tamper')),
+      stale: fraction('emulate', 'stale', get('stale')),
+    },
+    profile: signingProfile('emulate', get('profile'), get('header')),
+  };
+  if (get('seed') !== undefined) options.seed = integer('emulate', 'seed', get('seed'), 0, 0, 2 ** 32 - 1);
+  return options;
+}
+
+function printBanner(emulator: Emulator): void {
+  const color = palette();
+  const out = (line: string) => process.stdout.write(`${line}\n`);
+  out(`Messaging Service emulator on ${emulator.url} (console: ${emulator.url}/)`);
+  for (const mode of ['test', 'live'] as const) {
+    const { keys, endpoint: url } = emulator.modes[mode];
+    out(`  ${mode}: key ${keys.join(', ')}, webhooks to ${url ?? 'nowhere (recorded only)'}`);
+  }
+  out(`  seed ${emulator.seed}`);
+  out(
+    color.dim(
+      `Try: curl -X POST ${emulator.url}/v1/messages -H 'Authorization: Bearer ${emulator.modes.test.keys[0]}' \\`,
+    ),
+  );
+  out(
+    color.dim(
+      `       -H 'Content-Type: application/json' -d '{"to":"+15550100001","sender":"Acme","body":"Hi"}'`,
+    ),
+  );
+  out(color.dim('Ctrl-C to stop. Nothing is kept after it.'));
+}
 
 function readData(file: string | undefined): EmulatorSeedData {
   if (file === undefined) return {};

@@ -1,12 +1,6 @@
-import {
-  type Answer,
-  answerLabel,
-  deliverWithRetry,
-  isAcknowledged,
-  type RetryPolicy,
-  signedDelivery,
-} from '../sending/http.js';
-import { createEvent } from '../testing.js';
+import { createEvent } from '../events/sample-event.js';
+import { type Answer, answerLabel, isAcknowledged, signedDelivery } from '../sending/http.js';
+import { deliverWithRetry, type RetryPolicy } from '../sending/retry.js';
 import { BIN, type Command, fraction, integer, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
 import { formatMs, type Palette, palette, percentile, progressLine } from './output.js';
 

@@ -5,7 +5,6 @@ import type { DedupeStore } from '../stores/types.js';
 import type { DispatchingReceiver } from './port.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
-export const DEFAULT_INBOX_RETENTION_MS = 7 * 24 * 3600_000;
 /** Longest pause between two claims of an event another run holds. */
 const IN_FLIGHT_POLL_MS = 250;
 

@@ -1,13 +1,8 @@
 import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
 import type { Claims } from '../pipeline/6-claim.js';
 import type { ErrorContext } from '../receiver/handlers.js';
-import {
-  createInbox,
-  DEFAULT_INBOX_RETENTION_MS,
-  DEFAULT_LEASE_MS,
-  type InboxRun,
-  runInInbox,
-} from './inbox-run.js';
+import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
+import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
 import type {
   DispatchingReceiver,
   DurableJob,
@@ -58,11 +53,7 @@ export function workerRunner<Q extends DurableQueue>(options: DurableWorkerOptio
       : createInbox(receiver, {
           store,
           leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
-          retentionMs: durationOption(
-            'inboxRetentionMs',
-            options.inboxRetentionMs,
-            DEFAULT_INBOX_RETENTION_MS,
-          ),
+          retentionMs: durationOption('inboxRetentionMs', options.inboxRetentionMs, DEFAULT_RETENTION_MS),
         });
   return createJobRunner(receiver, handlerTimeoutMs, inbox);
 }

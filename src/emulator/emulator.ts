@@ -1,14 +1,13 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { type ApiContext, goLiveCheck, handleApi } from './api.js';
-import { CONSOLE_HTML } from './console-page.js';
-import { type ConsoleContext, consoleAction, consoleState, streamConsole } from './console-routes.js';
-import { guardRequest } from './host-guard.js';
-import { ApiError, newRequestId, sendError, sendJson } from './http-io.js';
+import { type ApiContext, goLiveCheck } from './api.js';
+import type { ConsoleContext } from './console-routes.js';
+import { ApiError } from './http-io.js';
 import { MessageLifecycle, type NewMessage } from './lifecycle.js';
 import { type EmulatorMode, type EmulatorOptions, type ResolvedMode, resolveOptions } from './options.js';
 import { seededRandom } from './random.js';
 import { RateLimiter } from './rate-limit.js';
+import { createRouter } from './router.js';
 import { createSigner } from './signer.js';
 import { EmulatorState } from './state.js';
 import { Timers } from './timers.js';
@@ -61,64 +60,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     webhooks.gates[mode].set(paused);
     state.changed(undefined);
   };
-  const consoleContext: ConsoleContext = {
-    state,
-    modes: () =>
-      (['test', 'live'] as const).map((mode) => ({
-        mode,
-        endpoint: resolved.modes[mode].endpoint ?? null,
-        paused: webhooks.gates[mode].paused,
-      })),
-    sendTestMessage: (mode) => {
-      const sender = [...resolved.senders][0] ?? 'Emulator';
-      return send({ mode, kind: 'sms', to: '+15550100999', sender, body: 'A test message from the console.' })
-        .id;
-    },
-    redeliver: (eventId, kind) => {
-      const event = state.events.get(eventId);
-      if (!event) throw new ApiError(404, 'not_found', `event_id: no ${eventId}.`);
-      return webhooks.redeliver(event, kind).id;
-    },
-    check: (mode) => goLiveCheck(api, mode),
-    setPaused,
-  };
+  const consoleContext = consoleOf(api, webhooks, setPaused);
 
-  const server = createServer((req, res) => {
-    void route(req, res);
-  });
-  async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = newRequestId();
-    try {
-      guardRequest(req, resolved.allowedHosts);
-      const url = new URL(req.url ?? '/', 'http://emulator.local');
-      if (url.pathname.startsWith('/v1/')) return await handleApi(api, req, res, url, requestId);
-      if (req.method === 'GET' && url.pathname === '/') {
-        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' });
-        res.end(CONSOLE_HTML);
-        return;
-      }
-      if (req.method === 'GET' && url.pathname === '/console/state')
-        return sendJson(res, 200, consoleState(consoleContext));
-      if (req.method === 'GET' && url.pathname === '/console/stream')
-        return streamConsole(consoleContext, req, res);
-      if (req.method === 'POST' && url.pathname === '/console/actions')
-        return await consoleAction(consoleContext, req, res);
-      throw new ApiError(
-        404,
-        'not_found',
-        `No endpoint ${req.method} ${url.pathname}: the API is under /v1, the console at /.`,
-      );
-    } catch (error) {
-      if (res.headersSent) return void res.destroy();
-      const known =
-        error instanceof ApiError
-          ? error
-          : new ApiError(500, 'internal_error', 'The emulator failed on this request; see its output.');
-      if (!(error instanceof ApiError)) console.error(error);
-      sendError(res, known, requestId);
-    }
-  }
-
+  const server = createServer(createRouter(resolved.allowedHosts, api, consoleContext));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(resolved.port, resolved.host, resolve);
@@ -142,5 +86,35 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         server.closeAllConnections();
       });
     },
+  };
+}
+
+/** What the console needs of the emulator: its modes, a test message, redeliveries, the go-live check. */
+function consoleOf(
+  api: ApiContext,
+  webhooks: WebhookSender,
+  setPaused: (mode: EmulatorMode, paused: boolean) => void,
+): ConsoleContext {
+  const { options: resolved, state, send } = api;
+  return {
+    state,
+    modes: () =>
+      (['test', 'live'] as const).map((mode) => ({
+        mode,
+        endpoint: resolved.modes[mode].endpoint ?? null,
+        paused: webhooks.gates[mode].paused,
+      })),
+    sendTestMessage: (mode) => {
+      const sender = [...resolved.senders][0] ?? 'Emulator';
+      return send({ mode, kind: 'sms', to: '+15550100999', sender, body: 'A test message from the console.' })
+        .id;
+    },
+    redeliver: (eventId, kind) => {
+      const event = state.events.get(eventId);
+      if (!event) throw new ApiError(404, 'not_found', `event_id: no ${eventId}.`);
+      return webhooks.redeliver(event, kind).id;
+    },
+    check: (mode) => goLiveCheck(api, mode),
+    setPaused,
   };
 }

@@ -1,3 +1,4 @@
+export type { MessageStatus } from '../events/status-order.js';
 export { type Emulator, startEmulator } from './emulator.js';
 export type {
   ChaosOptions,
@@ -15,5 +16,4 @@ export type {
   EmulatorState,
   EventRecord,
   MessageRecord,
-  MessageStatus,
 } from './state.js';

@@ -1,6 +1,7 @@
-import { createId, isoTimestamp } from '../testing.js';
+import { createId, isoTimestamp } from '../events/ids.js';
+import type { MessageStatus } from '../events/status-order.js';
 import type { EmulatorMode, ResolvedOptions } from './options.js';
-import type { EmulatorState, EventRecord, MessageRecord, MessageStatus } from './state.js';
+import type { EmulatorState, EventRecord, MessageRecord } from './state.js';
 import type { Timers } from './timers.js';
 import type { WebhookSender } from './webhooks.js';
 

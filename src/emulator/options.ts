@@ -1,7 +1,8 @@
 import { WebhookConfigError } from '../base/errors.js';
+import { createId } from '../events/ids.js';
+import type { RetryPolicy } from '../sending/retry.js';
 import type { SignatureProfile } from '../signature/index.js';
 import { resolveKeys } from '../signature/secrets.js';
-import { createId } from '../testing.js';
 import { allowedHostNames } from './host-guard.js';
 import { randomSeed } from './random.js';
 import { describeIssue, seedData } from './schemas.js';
@@ -102,7 +103,7 @@ export interface ResolvedOptions {
   schedule: { submitMs: number; resultMs: number; jitterMs: number; failureRate: number };
   seed: number;
   failureEvent: string;
-  retry: { maxAttempts: number; baseMs: number; capMs: number; timeoutMs: number };
+  retry: RetryPolicy;
   concurrency: number;
   chaos: Required<ChaosOptions>;
   profile: SignatureProfile | undefined;

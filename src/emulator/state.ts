@@ -1,6 +1,5 @@
+import type { MessageStatus } from '../events/status-order.js';
 import type { EmulatorMode } from './options.js';
-
-export type MessageStatus = 'queued' | 'submitted' | 'delivered' | 'failed';
 
 export interface MessageRecord {
   id: string;

@@ -1,13 +1,13 @@
 import PQueue from 'p-queue';
 import { utf8Text } from '../base/bytes.js';
-import type { Answer, Delivery } from '../sending/http.js';
+import { isoTimestamp } from '../events/ids.js';
+import { type Answer, type Delivery, isAcknowledged, Transport } from '../sending/http.js';
+import { backoffMs } from '../sending/retry.js';
 import { nowSeconds } from '../signature/index.js';
-import { isoTimestamp } from '../testing.js';
 import type { EmulatorMode, ResolvedOptions } from './options.js';
 import type { Signer } from './signer.js';
 import type { DeliveryKind, DeliveryRecord, EmulatorState, EventRecord } from './state.js';
 import { Gate, type Timers } from './timers.js';
-import { Transport } from './transport.js';
 
 /** Far outside any receiver's tolerance: a stale attempt must be rejected. */
 const STALE_SECONDS = 3600;
@@ -114,12 +114,12 @@ export class WebhookSender {
       if (!answer) return;
       delivery.last = request;
       delivery.attempts.push(attemptRecord(at, answer, variant));
-      const acknowledged = answer.status >= 200 && answer.status < 300;
+      const acknowledged = isAcknowledged(answer);
       if (delivery.kind === 'tampered')
         return this.settle(delivery, acknowledged ? 'forgery_accepted' : 'rejected');
       if (acknowledged) return this.settle(delivery, 'acknowledged');
       if (attempt >= maxAttempts || this.timers.isClosed) return this.settle(delivery, 'failed');
-      const waitMs = this.random() * Math.min(retry.capMs, retry.baseMs * 2 ** (attempt - 1));
+      const waitMs = backoffMs(retry, attempt, this.random);
       delivery.state = 'retrying';
       delivery.next_retry_at = isoTimestamp(new Date(Date.now() + waitMs));
       this.state.changed(delivery.message_id);

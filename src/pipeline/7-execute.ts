@@ -1,4 +1,7 @@
 import PQueue from 'p-queue';
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+
+export { TIMED_OUT, withTimeout };
 
 /** What a request gets back for work that close() gave up on before it finished. */
 export const CUT_OFF: unique symbol = Symbol('cut off');
@@ -127,19 +130,5 @@ export class Executor {
       });
     }
     await this.#queue.onIdle();
-  }
-}
-
-export const TIMED_OUT: unique symbol = Symbol('timed out');
-
-export async function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<typeof TIMED_OUT>((resolve) => {
-    timer = setTimeout(resolve, ms, TIMED_OUT);
-  });
-  try {
-    return await Promise.race([work, timeout]);
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -11,6 +11,7 @@ import {
 } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';
 import { MemoryDedupeStore } from '../stores/memory.js';
+import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import type { DedupeStore } from '../stores/types.js';
 
 export { DEFAULT_SIGNATURE_HEADER } from '../signature/presets.js';
@@ -116,7 +117,7 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     store: options.store ?? (new MemoryDedupeStore() as unknown as S),
     events: options.events ?? (defaultEvents as unknown as C),
     leaseMs: positive('leaseMs', options.leaseMs, 60_000),
-    retentionMs: positive('retentionMs', options.retentionMs, 7 * 24 * 3600_000),
+    retentionMs: positive('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS),
     concurrency: positive('concurrency', options.concurrency, 32),
     maxQueue: positive('maxQueue', options.maxQueue, 1024, true),
     ack: options.ack ?? 'sync',

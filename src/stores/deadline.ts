@@ -1,3 +1,4 @@
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { WebhookConfigError } from '../base/errors.js';
 
 /** What a store operation rejects with once its deadline passed: the receiver answers 503 store_unavailable. */
@@ -11,8 +12,6 @@ export interface Deadline {
   within<T>(work: Promise<T>): Promise<T>;
   /** Milliseconds until the deadline (0 once it passed). */
   remainingMs(): number;
-  /** The operation ended: stops the timer. */
-  end(): void;
 }
 
 /** The error of a store that passed its deadline; `cause` is the server's own timeout error, if it gave one. */
@@ -24,18 +23,16 @@ export function storeTimeout(store: string, ms: number, cause?: unknown): StoreT
   );
 }
 
-export function startDeadline(ms: number, store: string): Deadline {
+function startDeadline(ms: number, store: string): Deadline {
   const end = performance.now() + ms;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(() => reject(storeTimeout(store, ms)), ms);
-  });
-  // Between steps nobody races it: a deadline passing then is seen by the next step.
-  expired.catch(() => {});
+  const remainingMs = () => Math.max(0, end - performance.now());
   return {
-    within: (work) => Promise.race([work, expired]),
-    remainingMs: () => Math.max(0, end - performance.now()),
-    end: () => clearTimeout(timer),
+    async within(work) {
+      const settled = await withTimeout(work, remainingMs());
+      if (settled === TIMED_OUT) throw storeTimeout(store, ms);
+      return settled;
+    },
+    remainingMs,
   };
 }
 
@@ -44,17 +41,13 @@ export function startDeadline(ms: number, store: string): Deadline {
  * bound each step by what is left of it; past it the operation's steps are not stopped, so a store makes
  * sure that nothing it sent lands afterwards as a claim nobody owns.
  */
-export async function withDeadline<T>(
+export function withinOperationTimeout<T>(
   ms: number,
   store: string,
   operation: (deadline: Deadline) => Promise<T>,
 ): Promise<T> {
   const deadline = startDeadline(ms, store);
-  try {
-    return await deadline.within(operation(deadline));
-  } finally {
-    deadline.end();
-  }
+  return deadline.within(operation(deadline));
 }
 
 /** Validates an `operationTimeoutMs` option: a whole number of milliseconds, at least 1. Default 3000. */

@@ -4,7 +4,7 @@ import {
   operationTimeout,
   StoreTimeoutError,
   storeTimeout,
-  withDeadline,
+  withinOperationTimeout,
 } from './deadline.js';
 import { newOwnerToken } from './owner-token.js';
 import { Checkout, checkPool } from './postgres-pool.js';
@@ -242,7 +242,7 @@ ${this.createTableSql}`);
   }
 
   #bounded<R>(operation: (deadline: Deadline) => Promise<R>): Promise<R> {
-    return withDeadline(this.operationTimeoutMs, STORE, operation);
+    return withinOperationTimeout(this.operationTimeoutMs, STORE, operation);
   }
 
   /** A pooled client within the deadline; one that connects after it is handed straight back. */

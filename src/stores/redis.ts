@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { WebhookConfigError } from '../base/errors.js';
-import { type Deadline, operationTimeout, StoreTimeoutError, withDeadline } from './deadline.js';
+import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
 import { kindOf } from './kind-of.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
@@ -149,7 +149,7 @@ export class RedisDedupeStore implements DedupeStore {
 
   /** One operation, both round trips of a NOSCRIPT retry included, within operationTimeoutMs. */
   #eval(script: Script, key: string, ...args: string[]): Promise<number> {
-    return withDeadline(this.operationTimeoutMs, 'The Redis store', (deadline) =>
+    return withinOperationTimeout(this.operationTimeoutMs, 'The Redis store', (deadline) =>
       this.#evalScript(script, key, args, deadline),
     );
   }

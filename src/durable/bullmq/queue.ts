@@ -1,7 +1,8 @@
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
+import { withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
+import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
-import { withDeadline } from '../deadline.js';
 import { retrySchedule } from '../job-run.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult } from '../port.js';
 import { checkRedisDurability } from './redis-durability.js';
@@ -35,7 +36,6 @@ export interface BullmqDurableQueue extends DurableQueue {
 }
 
 const DEFAULT_NAME = 'messaging-webhooks';
-const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
 
 /**
  * Durable acknowledgement on BullMQ: each event becomes one job whose jobId is its dedupe key, so every

@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
+import { withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
+import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
-import { withDeadline } from '../deadline.js';
 import { retrySchedule } from '../job-run.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions } from '../port.js';
 import type { PgBossInstance } from './types.js';
@@ -48,7 +49,6 @@ export interface PgBossDurableQueue extends DurableQueue {
 }
 
 const DEFAULT_NAME = 'messaging_webhooks';
-const DEFAULT_RETENTION_MS = 7 * 24 * 3600_000;
 const DEFAULT_HEARTBEAT_SECONDS = 30;
 // pg-boss's own 60 s left a dead worker's job waiting up to 90 s; a pass every 10 s costs one count query.
 const DEFAULT_SUPERVISE_SECONDS = 10;

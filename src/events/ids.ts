@@ -1,0 +1,20 @@
+/** Crockford base32, as in ULIDs: the service's ids are a prefix and 26 of these. */
+const ULID_ALPHABET = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/** A random id in the service's style: prefix + 26 characters (`evt_01J…`). */
+export function createId(prefix: 'evt_' | 'msg_' | 'req_' | (string & {})): string {
+  let out = prefix;
+  for (const byte of crypto.getRandomValues(new Uint8Array(26))) out += ULID_ALPHABET[byte & 31];
+  return out;
+}
+
+/** A phone number in international format from a range reserved for fiction (+1 555 01xx…). */
+export function createPhoneNumber(): string {
+  const [a = 0, b = 0] = crypto.getRandomValues(new Uint16Array(2));
+  return `+1555${String(a % 1000).padStart(3, '0')}${String(b % 10000).padStart(4, '0')}`;
+}
+
+/** Now, as the service writes timestamps: ISO 8601 with an explicit UTC offset. */
+export function isoTimestamp(date: Date = new Date()): string {
+  return date.toISOString().replace('Z', '+00:00');
+}

@@ -12,6 +12,7 @@ import {
 import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
 import type { Received } from '../pipeline/1-check-request.js';
+import type { Signature } from '../pipeline/3-verify.js';
 import { Claims } from '../pipeline/6-claim.js';
 import { Executor } from '../pipeline/7-execute.js';
 import { createAdmission } from '../pipeline/admission.js';
@@ -87,21 +88,14 @@ export function createReceiver<
     profile: opts.profile,
     crypto: opts.crypto,
   });
-  // The first failure told to onError while its request is being answered: its log line carries the text.
   const failures = new Map<string, string | undefined>();
-  const registry = new HandlerRegistry<C, Tx>((error, ctx) => {
-    if (failures.has(ctx.requestId))
-      failures.set(ctx.requestId, failures.get(ctx.requestId) ?? error.message);
-  });
+  const registry = new HandlerRegistry<C, Tx>(noteFirstFailure(failures));
   const report = reporter(registry);
   const executor = new Executor({ concurrency: opts.concurrency, maxQueue: opts.maxQueue });
   const admission = createAdmission();
   const pipeline = createPipeline<Tx>({
     ...opts,
-    signature: {
-      check: (input, now) => verifier.verify(input, now),
-      explain: (reason, request) => verifier.profile.explain(reason, request),
-    },
+    signature: signatureOf(verifier),
     parseEvent: createEventParser(opts.events),
     signedContent: verifier,
     registry: registry as unknown as HandlerRegistry<never, Tx>,
@@ -162,6 +156,21 @@ export function createReceiver<
 
 /** Durable queue counts before the engine was first read. */
 const NOT_READ = { waiting: 0, running: 0, retrying: 0, deadLettered: 0, readAt: 0 };
+
+/** The first failure told to onError while its request is being answered: its log line carries the text. */
+function noteFirstFailure(failures: Map<string, string | undefined>): ErrorHandler {
+  return (error, ctx) => {
+    if (failures.has(ctx.requestId))
+      failures.set(ctx.requestId, failures.get(ctx.requestId) ?? error.message);
+  };
+}
+
+function signatureOf(verifier: Verifier): Signature {
+  return {
+    check: (input, now) => verifier.verify(input, now),
+    explain: (reason, request) => verifier.profile.explain(reason, request),
+  };
+}
 
 function reporter(registry: {
   reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;

@@ -66,7 +66,7 @@ export class Settle {
 
   /** Shutdown gave up on the event: release the claim so the service's retry runs it, unless it is settling. */
   abandon(): Promise<unknown> {
-    if (this.#state === 'settling') return this.#settling as Promise<unknown>;
+    if (this.#state === 'settling' && this.#settling) return this.#settling;
     if (this.#state === 'settled') return Promise.resolve();
     this.#state = 'settled';
     return this.#release();

@@ -9,7 +9,7 @@ import { type Parsed, parse } from './4-parse.js';
 import { dedupeKey, type Keyed, type SignedContent } from './5-dedupe-key.js';
 import { type Claims, claim } from './6-claim.js';
 import { handOff } from './6-handoff.js';
-import { type ExecuteOptions, type Executor, execute } from './7-execute.js';
+import { type ExecuteOptions, execute } from './7-execute.js';
 import type { Settlement } from './8-settle.js';
 import { type Answering, answer, tag } from './9-answer.js';
 import type { Admission } from './admission.js';
@@ -26,7 +26,6 @@ export interface PipelineParts<Tx> extends ExecuteOptions, Answering {
   signedContent: SignedContent;
   registry: HandlerRegistry<never, Tx>;
   claims: Claims<Tx>;
-  executor: Executor;
   /** Durable acknowledgement: the job engine takes keyed events in place of claim, execute and settle. */
   queue?: DurableQueue | undefined;
   admission: Admission;

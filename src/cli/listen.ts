@@ -1,9 +1,9 @@
-import { createServer, type IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readNodeBody, writeNodeOutcome } from '../../adapters/node-io.js';
 import { nextRequestId } from '../base/bytes.js';
 import type { Outcome } from '../contract/outcome.js';
-import { createReceiver } from '../receiver/receiver.js';
+import { createReceiver, type Receiver } from '../receiver/receiver.js';
 import { isAcknowledged, post } from '../sending/http.js';
 import {
   BIN,
@@ -56,7 +56,7 @@ export const listen: Command = {
     const out = (line: string) => process.stdout.write(`${line}\n`);
     // What forwarding needs of each request (its raw bytes and signature) besides the parsed event, found
     // again in the handler under the request id this server gives the request.
-    const deliveries = new Map<string, { req: IncomingMessage; body?: Uint8Array }>();
+    const deliveries = new Map<string, Pending>();
     const receiver = createReceiver({ secrets: secret, profile });
     receiver.onAny(async (event, ctx) => {
       out(
@@ -70,27 +70,7 @@ export const listen: Command = {
     });
     receiver.onError((error) => out(color.red(`  ${error.message}`)));
 
-    const server = createServer((req, res) => {
-      const requestId = nextRequestId();
-      const delivery: { req: IncomingMessage; body?: Uint8Array } = { req };
-      deliveries.set(requestId, delivery);
-      void receiver
-        .receive({
-          requestId,
-          method: req.method ?? 'GET',
-          headers: req.headers,
-          readBody: async (maxBytes, deadlineMs) => {
-            const body = await readNodeBody(req, maxBytes, deadlineMs);
-            if (body instanceof Uint8Array) delivery.body = body;
-            return body;
-          },
-        })
-        .then((outcome) => {
-          deliveries.delete(requestId);
-          writeNodeOutcome(res, outcome);
-          out(describeOutcome(outcome, req, color));
-        });
-    });
+    const server = serve(receiver, deliveries, (outcome, req) => out(describeOutcome(outcome, req, color)));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, values.host ?? '127.0.0.1', resolve);
@@ -123,6 +103,41 @@ export const listen: Command = {
     });
   },
 };
+
+/** A request being answered: what forwarding needs of it besides its event. */
+interface Pending {
+  req: IncomingMessage;
+  body?: Uint8Array;
+}
+
+/** The server: every request goes to the receiver under an id of its own, its raw body kept for forwarding. */
+function serve(
+  receiver: Receiver,
+  deliveries: Map<string, Pending>,
+  answered: (outcome: Outcome, req: IncomingMessage) => void,
+): Server {
+  return createServer((req, res) => {
+    const requestId = nextRequestId();
+    const delivery: Pending = { req };
+    deliveries.set(requestId, delivery);
+    void receiver
+      .receive({
+        requestId,
+        method: req.method ?? 'GET',
+        headers: req.headers,
+        readBody: async (maxBytes, deadlineMs) => {
+          const body = await readNodeBody(req, maxBytes, deadlineMs);
+          if (body instanceof Uint8Array) delivery.body = body;
+          return body;
+        },
+      })
+      .then((outcome) => {
+        deliveries.delete(requestId);
+        writeNodeOutcome(res, outcome);
+        answered(outcome, req);
+      });
+  });
+}
 
 async function forwardTo(
   url: string,

@@ -100,7 +100,7 @@ export function createJobRunner(
       }, handlerTimeoutMs);
     });
     try {
-      await Promise.race([dispatch(job, attempt, entry as Running), givenUp]);
+      await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running), givenUp]);
       counters.completed++;
     } catch (error) {
       if (attempt < attempts) counters.retried++;
@@ -109,17 +109,6 @@ export function createJobRunner(
       clearTimeout(timer);
       running.delete(entry as Running);
       counters.running--;
-    }
-  }
-
-  async function dispatch(job: DurableJob, attempt: number, run: Running): Promise<void> {
-    const handle = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
-    try {
-      if (inbox) await runInInbox(inbox, job.key, errorContext(job, 'handler_failed'), handle, run);
-      else await handle(undefined);
-    } catch (cause) {
-      if (cause instanceof WebhookHandlerError && cause.code === 'store_unavailable') throw cause;
-      throw new WebhookHandlerError('handler_failed', `A handler for ${job.event.type} failed.`, { cause });
     }
   }
 
@@ -162,6 +151,24 @@ export function createJobRunner(
 }
 
 export type JobRunner = ReturnType<typeof createJobRunner>;
+
+/** One attempt of a job: its handlers, inside the event's claim when the worker has an inbox. */
+async function dispatch(
+  receiver: DispatchingReceiver,
+  inbox: Claims<unknown> | undefined,
+  job: DurableJob,
+  attempt: number,
+  run: Running,
+): Promise<void> {
+  const handle = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
+  try {
+    if (inbox) await runInInbox(inbox, job.key, errorContext(job, 'handler_failed'), handle, run);
+    else await handle(undefined);
+  } catch (cause) {
+    if (cause instanceof WebhookHandlerError && cause.code === 'store_unavailable') throw cause;
+    throw new WebhookHandlerError('handler_failed', `A handler for ${job.event.type} failed.`, { cause });
+  }
+}
 
 /**
  * Stops a worker: `stop` lets running jobs finish (each within handlerTimeoutMs); past `timeoutMs` the

@@ -1,8 +1,7 @@
 import type { Outcome } from '../contract/outcome.js';
 import { outcomeLabel } from '../contract/outcome.js';
 import type { RejectionReason } from '../contract/reasons.js';
-import type { ReceiveRequest } from '../contract/request.js';
-import type { Delivery } from '../pipeline/delivery.js';
+import type { Reached } from '../pipeline/index.js';
 import type { WebhookRejection } from '../receiver/handlers.js';
 import { type DiagnosticsContext, type RejectionDiagnostics, rejectionDiagnostics } from './diagnostics.js';
 import { type Logger, type RequestLogFields, requestLogWriter, writeRequestLog } from './logger.js';
@@ -21,8 +20,8 @@ export interface ObserverOptions {
 
 type Observe = (
   outcome: Outcome,
-  request: ReceiveRequest,
-  delivery: Delivery,
+  /** What the pipeline learned of the request before it was answered. */
+  reached: Reached,
   durationMs: number,
   /** The message of the first error told to onError while this request was answered. */
   failure?: string,
@@ -36,7 +35,7 @@ type Observe = (
 export function createRequestObserver(options: ObserverOptions): Observe {
   const { logger, metrics, rejections } = options;
   const write = logger && requestLogWriter(logger);
-  return (outcome, request, delivery, durationMs, failure) => {
+  return (outcome, reached, durationMs, failure) => {
     metrics.record(outcome, durationMs / 1000);
     const rejected = outcome.status >= 400 && outcome.status < 500 && rejections.listensForRejections;
     if (!write && !rejected) return undefined;
@@ -57,7 +56,7 @@ export function createRequestObserver(options: ObserverOptions): Observe {
       if (write) writeRequestLog(logger as Logger, write, fields);
       return undefined;
     }
-    return describe(options, outcome, request, delivery).then(async (diagnostics) => {
+    return describe(options, outcome, reached).then(async (diagnostics) => {
       if (diagnostics) fields.diagnostics = diagnostics;
       if (write) writeRequestLog(logger as Logger, write, fields);
       if (rejected) await rejections.reportRejection(rejection(fields));
@@ -69,14 +68,13 @@ export function createRequestObserver(options: ObserverOptions): Observe {
 function describe(
   options: ObserverOptions,
   outcome: Outcome,
-  request: ReceiveRequest,
-  delivery: Delivery,
+  reached: Reached,
 ): Promise<RejectionDiagnostics | undefined> {
   const nowSeconds = Math.floor(options.now() / 1000);
   return rejectionDiagnostics(
     options.diagnostics,
-    request?.headers ?? {},
-    delivery.body,
+    reached.request?.headers ?? {},
+    'body' in reached ? reached.body : undefined,
     outcome.reason,
     nowSeconds,
   ).catch(() => undefined);

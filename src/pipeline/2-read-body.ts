@@ -1,40 +1,39 @@
-import { byteLength } from '../base/bytes.js';
-import type { ReasonCode } from '../contract/reasons.js';
+import { byteLength, type SignedPiece } from '../base/bytes.js';
+import { RawBodyError } from '../base/errors.js';
 import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, BODY_TOO_LARGE } from '../contract/request.js';
-import type { Delivery } from './delivery.js';
+import type { Received } from './1-check-request.js';
+import type { Stop } from './stop.js';
 
-export type BodyFailure = Extract<
-  ReasonCode,
-  'request_aborted' | 'payload_too_large' | 'body_timeout' | 'content_length_mismatch' | 'body_already_parsed'
->;
+/** A request whose body was read: the raw body, exactly as received. */
+export interface Read extends Received {
+  readonly body: SignedPiece;
+}
 
 /**
- * Reads the body within `maxBytes` and `deadlineMs`, streaming when the adapter gave a reader. On success the
- * raw body is on the delivery; anything that is not bytes or a string (a framework parsed it first) is
- * body_already_parsed.
+ * Reads the body within `maxBytes` and `deadlineMs`, streaming when the adapter gave a reader. Anything that is
+ * not bytes or a string (a framework parsed it first) is body_already_parsed, and the message names what came.
  */
 export function readBody(
-  delivery: Delivery,
+  received: Received,
   maxBytes: number,
   deadlineMs: number,
-): BodyFailure | undefined | Promise<BodyFailure | undefined> {
-  const { request } = delivery;
-  if (!request.readBody) return acceptBody(delivery, request.rawBody, maxBytes);
+): Read | Stop | Promise<Read | Stop> {
+  const { request } = received;
+  if (!request.readBody) return acceptBody(received, request.rawBody, maxBytes);
   return request.readBody(maxBytes, deadlineMs).then(
-    (body) => acceptBody(delivery, body, maxBytes),
-    () => 'request_aborted' as const,
+    (body) => acceptBody(received, body, maxBytes),
+    (): Stop => ({ stop: 'request_aborted' }),
   );
 }
 
-function acceptBody(delivery: Delivery, body: unknown, maxBytes: number): BodyFailure | undefined {
-  if (body === BODY_TOO_LARGE) return 'payload_too_large';
-  if (body === BODY_TIMEOUT) return 'body_timeout';
-  if (body === BODY_LENGTH_MISMATCH) return 'content_length_mismatch';
+function acceptBody(received: Received, body: unknown, maxBytes: number): Read | Stop {
+  if (body === BODY_TOO_LARGE) return { stop: 'payload_too_large' };
+  if (body === BODY_TIMEOUT) return { stop: 'body_timeout' };
+  if (body === BODY_LENGTH_MISMATCH) return { stop: 'content_length_mismatch' };
   if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
-    delivery.notBytes = body;
-    return 'body_already_parsed';
+    const { message } = new RawBodyError(body, received.request.rawBodyHint);
+    return { stop: 'body_already_parsed', message };
   }
-  if (byteLength(body) > maxBytes) return 'payload_too_large';
-  delivery.body = body;
-  return undefined;
+  if (byteLength(body) > maxBytes) return { stop: 'payload_too_large' };
+  return { ...received, body };
 }

@@ -1,35 +1,48 @@
 import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { HeaderSource } from '../contract/request.js';
 import type { VerifyResult } from '../signature/index.js';
-import type { Delivery } from './delivery.js';
+import type { Mode } from '../signature/secrets.js';
+import type { SignedRequestParts } from '../signature/verifier.js';
+import type { Read } from './2-read-body.js';
+import type { Stop } from './stop.js';
 
-/** The signature check of the receiver's profile: synchronous where the crypto is (node:crypto). */
-export type SignatureCheck = (
-  input: { headers: HeaderSource; body: string | Uint8Array },
-  nowSeconds: number,
-) => VerifyResult | Promise<VerifyResult>;
-
-/**
- * Checks the signature over the raw body; on success the delivery carries the mode whose secret matched and
- * the signature's timestamp.
- */
-export function verifyDelivery(
-  delivery: Delivery,
-  check: SignatureCheck,
-  nowSeconds: number,
-): SignatureFailureReason | undefined | Promise<SignatureFailureReason | undefined> {
-  const result = check(
-    { headers: delivery.request.headers, body: delivery.body as string | Uint8Array },
-    nowSeconds,
-  );
-  if (result instanceof Promise) return result.then((settled) => accept(delivery, settled));
-  return accept(delivery, result);
+/** A request whose signature verified: the mode whose secret matched and what the signature carried. */
+export interface Verified extends Read {
+  readonly mode: Mode;
+  /** The signature's timestamp (unix seconds). */
+  readonly timestamp: number;
+  /** For a profile that signs one: the delivery's message id. */
+  readonly messageId?: string;
 }
 
-function accept(delivery: Delivery, result: VerifyResult): SignatureFailureReason | undefined {
-  if (!result.ok) return result.reason;
-  delivery.mode = result.mode;
-  delivery.timestamp = result.timestamp;
-  if (result.messageId !== undefined) delivery.messageId = result.messageId;
-  return undefined;
+/** The receiver's signature profile, as the verify stage uses it. */
+export interface Signature {
+  /** Synchronous where the crypto is (node:crypto). */
+  check(
+    input: { headers: HeaderSource; body: string | Uint8Array },
+    nowSeconds: number,
+  ): VerifyResult | Promise<VerifyResult>;
+  /** The message of a failure, in the terms of the profile. */
+  explain(reason: SignatureFailureReason, request: SignedRequestParts): string;
+}
+
+/** Checks the signature over the raw body. */
+export function verify(
+  read: Read,
+  signature: Signature,
+  nowSeconds: number,
+): Verified | Stop | Promise<Verified | Stop> {
+  const signed = { headers: read.request.headers, body: read.body };
+  const result = signature.check(signed, nowSeconds);
+  if (result instanceof Promise) return result.then((settled) => accept(read, settled, signature));
+  return accept(read, result, signature);
+}
+
+function accept(read: Read, result: VerifyResult, signature: Signature): Verified | Stop {
+  if (!result.ok) {
+    const message = signature.explain(result.reason, { headers: read.request.headers, body: read.body });
+    return { stop: result.reason, message };
+  }
+  const verified: Verified = { ...read, mode: result.mode, timestamp: result.timestamp };
+  return result.messageId === undefined ? verified : { ...verified, messageId: result.messageId };
 }

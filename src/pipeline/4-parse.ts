@@ -1,30 +1,35 @@
 import { type SignedPiece, utf8Text } from '../base/bytes.js';
-import type { EventIssue, ParsedEvent } from '../events/catalogue.js';
-import type { Delivery } from './delivery.js';
+import type { ParsedEvent } from '../events/catalogue.js';
+import type { Verified } from './3-verify.js';
+import type { Stop } from './stop.js';
 
-export type ParseFailure = { reason: 'invalid_json' } | { reason: 'invalid_event'; issues: EventIssue[] };
+/** A verified request whose body is an event of the catalogue (or of a type it does not know). */
+export interface Parsed extends Verified {
+  readonly event: { type: string; id?: string };
+}
 
-const INVALID_JSON: ParseFailure = { reason: 'invalid_json' };
+const INVALID_JSON: Stop = { stop: 'invalid_json' };
 
 /**
  * JSON, then the event's schema. A UTF-8 byte order mark before the JSON text is ignored (RFC 8259 lets a
  * parser do so), the same whatever the body's form: Node's Buffer decoding keeps the mark and TextDecoder drops
  * it, so without one rule the same signed bytes would get different answers in different runtimes.
  */
-export function parseDelivery(
-  delivery: Delivery,
-  parseEvent: (value: unknown) => ParsedEvent,
-): ParseFailure | undefined {
+export function parse(verified: Verified, parseEvent: (value: unknown) => ParsedEvent): Parsed | Stop {
   let json: unknown;
   try {
-    json = JSON.parse(jsonText(delivery.body as SignedPiece));
+    json = JSON.parse(jsonText(verified.body));
   } catch {
     return INVALID_JSON;
   }
   const parsed = parseEvent(json);
-  if (!parsed.ok) return { reason: 'invalid_event', issues: parsed.issues };
-  delivery.event = parsed.event;
-  return undefined;
+  if (parsed.ok) return { ...verified, event: parsed.event };
+  const paths = parsed.issues.map((issue) => issue.path || '(body)').join(', ');
+  return {
+    stop: 'invalid_event',
+    message: `The event does not match its schema at: ${paths}.`,
+    issues: parsed.issues,
+  };
 }
 
 function jsonText(body: SignedPiece): string {

@@ -1,44 +1,23 @@
-import type { ErrorCode } from '../base/errors.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { ClaimResult, DedupeStore } from '../stores/types.js';
+import type { Keyed } from './5-dedupe-key.js';
 import type { Job } from './7-execute.js';
+import { type Ran, Settle, type Settlement } from './8-settle.js';
+import { type ImmediateStore, immediate } from './immediate-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
+import type { Report } from './report.js';
+import { DUPLICATE, type Stop } from './stop.js';
 
-/** How a claimed event ended for its request: completed, released after a failure, or given up at shutdown. */
-export type Settlement =
-  | { status: 'completed' }
-  | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' }
-  | { status: 'abandoned' };
+/** An event this request holds the claim of, ready to run on the executor. */
+export interface Claimed<Tx> extends Keyed {
+  readonly claim: Claim<Tx>;
+}
 
 export type ClaimAttempt<Tx> =
   | { status: 'claimed'; claim: Claim<Tx> }
   | { status: 'duplicate' }
   | { status: 'in_flight'; retryAfterMs: number }
   | { status: 'unavailable' };
-
-/** Tells onError: one failure, one reason code, the same on the error and in its context. */
-export type Report = (
-  code: ErrorCode,
-  message: string,
-  cause: unknown,
-  context: ErrorContext,
-) => Promise<void>;
-
-/**
- * A store that can claim and complete without waiting (the memory store): the claim module uses these, so an
- * in-process store costs no promise per operation.
- */
-interface ImmediateStore {
-  claimSync(key: string, leaseMs: number): ClaimResult;
-  completeSync(key: string, token: string, retentionMs: number): boolean;
-}
-
-function immediate(store: DedupeStore<unknown>): ImmediateStore | undefined {
-  const candidate = store as Partial<ImmediateStore>;
-  return typeof candidate.claimSync === 'function' && typeof candidate.completeSync === 'function'
-    ? (candidate as ImmediateStore)
-    : undefined;
-}
 
 export interface ClaimsOptions<Tx> {
   store: DedupeStore<Tx>;
@@ -47,19 +26,53 @@ export interface ClaimsOptions<Tx> {
   report: Report;
 }
 
-const COMPLETED: Settlement = { status: 'completed' };
-const ABANDONED: Settlement = { status: 'abandoned' };
+/**
+ * The claim stage: holds the event under its key while its handlers run (`handle`), or stops the walk: a
+ * duplicate, an event another delivery holds (retry once its lease may have ended), or no store.
+ */
+export function claim<Tx>(
+  keyed: Keyed,
+  claims: Claims<Tx>,
+  handle: (tx: Tx) => Promise<void>,
+): Claimed<Tx> | Stop | Promise<Claimed<Tx> | Stop> {
+  const attempt = claims.take(keyed.key, handle, keyed.context);
+  if (attempt instanceof Promise) return attempt.then((taken) => claimed(keyed, taken));
+  return claimed(keyed, attempt);
+}
+
+function claimed<Tx>(keyed: Keyed, attempt: ClaimAttempt<Tx>): Claimed<Tx> | Stop {
+  switch (attempt.status) {
+    case 'claimed':
+      return { ...keyed, claim: attempt.claim };
+    case 'duplicate':
+      return DUPLICATE;
+    case 'unavailable':
+      return { stop: 'store_unavailable' };
+    case 'in_flight':
+      return {
+        stop: 'event_in_progress',
+        retryAfterSeconds: Math.max(1, Math.ceil(attempt.retryAfterMs / 1000)),
+      };
+  }
+}
 
 /**
- * The one home of an event's claim: the dedupe key, the claim, its lease kept alive while the event waits or
- * runs in this process, and exactly one settlement: complete after every handler succeeded (inside the store's
- * transaction when it has one), release when one failed or when shutdown gave up on it.
+ * The one home of events' claims on a store: the claim, its lease kept alive while the event waits or runs in
+ * this process, and (8-settle) exactly one settlement.
  */
 export class Claims<Tx> {
+  readonly store: DedupeStore<Tx>;
+  readonly leaseMs: number;
+  readonly retentionMs: number;
+  readonly report: Report;
   readonly leases: LeaseKeeper;
   readonly immediate: ImmediateStore | undefined;
 
-  constructor(readonly options: ClaimsOptions<Tx>) {
+  constructor(options: ClaimsOptions<Tx>) {
+    this.store = options.store;
+    this.leaseMs = options.leaseMs;
+    this.retentionMs = options.retentionMs;
+    this.report = options.report;
     this.leases = new LeaseKeeper(options.store, options.leaseMs, options.report);
     this.immediate = immediate(options.store as DedupeStore<unknown>);
   }
@@ -75,12 +88,12 @@ export class Claims<Tx> {
   ): ClaimAttempt<Tx> | Promise<ClaimAttempt<Tx>> {
     if (this.immediate) {
       try {
-        return this.#attempt(this.immediate.claimSync(key, this.options.leaseMs), key, handle, context);
+        return this.#attempt(this.immediate.claimSync(key, this.leaseMs), key, handle, context);
       } catch (cause) {
         return this.#unavailable(cause, context);
       }
     }
-    return this.options.store.claim(key, this.options.leaseMs).then(
+    return this.store.claim(key, this.leaseMs).then(
       (result) => this.#attempt(result, key, handle, context),
       (cause) => this.#unavailable(cause, context),
     );
@@ -97,22 +110,14 @@ export class Claims<Tx> {
   }
 
   async #unavailable(cause: unknown, context: ErrorContext): Promise<ClaimAttempt<Tx>> {
-    await this.options.report(
-      'store_unavailable',
-      'The dedupe store failed to claim an event.',
-      cause,
-      context,
-    );
+    await this.report('store_unavailable', 'The dedupe store failed to claim an event.', cause, context);
     return { status: 'unavailable' };
   }
 }
 
-type ClaimState = 'held' | 'running' | 'settling' | 'settled';
-
-/** One claimed event, run by the executor: settles its claim exactly once, whatever order run and abandon come in. */
+/** One claimed event, run by the executor: its handlers run in the claim, then it settles (8-settle). */
 export class Claim<Tx> implements Job<Settlement> {
-  #state: ClaimState = 'held';
-  #settling: Promise<unknown> | undefined;
+  readonly #settle: Settle;
 
   constructor(
     readonly claims: Claims<Tx>,
@@ -121,12 +126,21 @@ export class Claim<Tx> implements Job<Settlement> {
     readonly handle: (tx: Tx) => Promise<void>,
     readonly context: ErrorContext,
   ) {
-    claims.leases.keep(this);
+    this.#settle = new Settle(claims, this);
   }
 
   async run(): Promise<Settlement> {
-    this.#state = 'running';
-    const { store, retentionMs } = this.claims.options;
+    this.#settle.running();
+    return this.#settle.ran(await this.#dispatch());
+  }
+
+  abandon(): Promise<unknown> {
+    return this.#settle.abandon();
+  }
+
+  /** Runs the handlers, inside the store's transaction when it has one; a failure says whose it was. */
+  async #dispatch(): Promise<Ran> {
+    const { store, retentionMs } = this.claims;
     let handlerError: unknown;
     const dispatch = async (tx: Tx) => {
       try {
@@ -136,87 +150,16 @@ export class Claim<Tx> implements Job<Settlement> {
         throw handlerError;
       }
     };
-    let failed = false;
-    let failure: unknown;
     try {
       if (store.transact) await store.transact(this.key, this.token, retentionMs, dispatch);
       else await dispatch(undefined as Tx);
-    } catch (error) {
-      failed = true;
-      failure = error;
-    }
-    // Given up by shutdown while the handlers ran: the claim was released then.
-    if (this.#state !== 'running') return ABANDONED;
-    this.#state = 'settling';
-    const settled = failed
-      ? this.#fail(handlerError !== undefined ? 'handler_failed' : 'store_unavailable', failure)
-      : this.#complete(store.transact !== undefined);
-    this.#settling = settled;
-    return settled;
-  }
-
-  /** Shutdown gave up on the event: release the claim so the service's retry runs it, unless it is settling. */
-  abandon(): Promise<unknown> {
-    if (this.#state === 'settling') return this.#settling as Promise<unknown>;
-    if (this.#state === 'settled') return Promise.resolve();
-    this.#state = 'settled';
-    return this.#release();
-  }
-
-  async #fail(reason: 'handler_failed' | 'store_unavailable', cause: unknown): Promise<Settlement> {
-    await this.#release();
-    this.#state = 'settled';
-    const message =
-      reason === 'handler_failed'
-        ? `A handler for ${this.context.eventType} failed; the claim was released so the service's retry runs it again.`
-        : `The dedupe store failed while running ${this.context.eventType} in its transaction; the claim was released.`;
-    await this.claims.options.report(reason, message, cause, this.context);
-    return { status: 'failed', reason };
-  }
-
-  async #complete(committed: boolean): Promise<Settlement> {
-    this.claims.leases.drop(this);
-    this.#state = 'settled';
-    if (committed) return COMPLETED;
-    // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
-    // lease expires and a later retry may run the event again (at-least-once).
-    const { store, retentionMs, report } = this.claims.options;
-    const { immediate } = this.claims;
-    try {
-      const owned = immediate
-        ? immediate.completeSync(this.key, this.token, retentionMs)
-        : await store.complete(this.key, this.token, retentionMs);
-      if (!owned) {
-        await report(
-          'lease_lost',
-          `The claim of ${this.context.eventType} was taken over before it completed; a retry may run it again.`,
-          undefined,
-          this.context,
-        );
-      }
+      return { ok: true, committed: store.transact !== undefined };
     } catch (cause) {
-      await report(
-        'store_unavailable',
-        'The dedupe store failed to record a completed event.',
+      return {
+        ok: false,
+        reason: handlerError !== undefined ? 'handler_failed' : 'store_unavailable',
         cause,
-        this.context,
-      );
-    }
-    return COMPLETED;
-  }
-
-  async #release(): Promise<void> {
-    this.claims.leases.drop(this);
-    try {
-      await this.claims.options.store.release(this.key, this.token);
-    } catch (cause) {
-      // The lease expires by itself; until then a retry answers 409 event_in_progress.
-      await this.claims.options.report(
-        'store_unavailable',
-        'The dedupe store failed to release a claim; a retry is answered event_in_progress until its lease ends.',
-        cause,
-        this.context,
-      );
+      };
     }
   }
 }

@@ -1,7 +1,10 @@
 import PQueue from 'p-queue';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-
-export { TIMED_OUT, withTimeout };
+import type { ReceiveRequest } from '../contract/request.js';
+import type { ErrorContext } from '../receiver/handlers.js';
+import type { Settlement } from './8-settle.js';
+import type { Report } from './report.js';
+import { ACCEPTED, type Stop } from './stop.js';
 
 /** What a request gets back for work that close() gave up on before it finished. */
 export const CUT_OFF: unique symbol = Symbol('cut off');
@@ -130,5 +133,59 @@ export class Executor {
       });
     }
     await this.#queue.onIdle();
+  }
+}
+
+export interface ExecuteOptions {
+  executor: Executor;
+  /** Synchronous acknowledgement waits for the settlement (up to `handlerTimeoutMs`); async answers 202 at once. */
+  ack: 'sync' | 'async';
+  handlerTimeoutMs?: number | undefined;
+  /** The platform's hook that keeps async work alive after the answer, when the request brings none. */
+  waitUntil?: ((work: Promise<unknown>) => void) | undefined;
+  report: Report;
+}
+
+/** What the execute stage needs of the claimed step: the claim to run, and where its request came from. */
+export interface Runnable {
+  readonly claim: Job<Settlement>;
+  readonly request: ReceiveRequest;
+  readonly context: ErrorContext;
+}
+
+/**
+ * The execute stage: the claim runs in the executor place reserved before claiming. The request waits for its
+ * settlement, or with `ack: 'async'` is answered 202 while the event runs on.
+ */
+export async function execute(claimed: Runnable, options: ExecuteOptions): Promise<Settlement | Stop> {
+  const work = options.executor.submit(claimed.claim);
+  if (options.ack === 'async') {
+    await keepAlive(claimed.request.waitUntil ?? options.waitUntil, work, claimed.context, options.report);
+    return ACCEPTED;
+  }
+  const { handlerTimeoutMs } = options;
+  const settled = handlerTimeoutMs === undefined ? await work : await withTimeout(work, handlerTimeoutMs);
+  if (settled === TIMED_OUT) return { stop: 'handler_timeout' };
+  if (settled === CUT_OFF) return { stop: 'shutting_down' };
+  return settled;
+}
+
+/** Hands async work to the platform (waitUntil); the event is already queued, so a throwing hook only gets reported. */
+async function keepAlive(
+  waitUntil: ((work: Promise<unknown>) => void) | undefined,
+  work: Promise<unknown>,
+  context: ErrorContext,
+  report: Report,
+): Promise<void> {
+  if (!waitUntil) return;
+  try {
+    waitUntil(work);
+  } catch (cause) {
+    await report(
+      'wait_until_failed',
+      'waitUntil threw; the event is processed in this process anyway.',
+      cause,
+      context,
+    );
   }
 }

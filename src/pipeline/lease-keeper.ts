@@ -1,6 +1,6 @@
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { DedupeStore } from '../stores/types.js';
-import type { Report } from './6-claim.js';
+import type { Report } from './report.js';
 
 interface Held {
   readonly key: string;

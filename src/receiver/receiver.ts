@@ -1,8 +1,7 @@
-import { nextRequestId, type SignedPiece } from '../base/bytes.js';
+import { nextRequestId } from '../base/bytes.js';
 import { WebhookHandlerError } from '../base/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
-import type { CryptoProvider } from '../crypto/provider.js';
 import type { CatalogueEvent } from '../events/catalogue.js';
 import {
   type Catalogue,
@@ -12,12 +11,15 @@ import {
 } from '../events/catalogue.js';
 import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
-import { Claims, type Report } from '../pipeline/6-claim.js';
+import type { Received } from '../pipeline/1-check-request.js';
+import type { Signature } from '../pipeline/3-verify.js';
+import { Claims } from '../pipeline/6-claim.js';
 import { Executor } from '../pipeline/7-execute.js';
-import type { Delivery } from '../pipeline/delivery.js';
-import { createPipeline } from '../pipeline/index.js';
-import { createVerifier } from '../signature/index.js';
-import { isModeMap, type Mode } from '../signature/secrets.js';
+import { createAdmission } from '../pipeline/admission.js';
+import { createPipeline, type Reached, type Walked } from '../pipeline/index.js';
+import type { Report } from '../pipeline/report.js';
+import { createVerifier, type Verifier } from '../signature/index.js';
+import { isModeMap } from '../signature/secrets.js';
 import type { MemoryDedupeStore } from '../stores/memory.js';
 import type { DedupeStore, StoreTx } from '../stores/types.js';
 import {
@@ -86,53 +88,29 @@ export function createReceiver<
     profile: opts.profile,
     crypto: opts.crypto,
   });
-  // The first failure told to onError while its request is being answered: its log line carries the text.
   const failures = new Map<string, string | undefined>();
-  const registry = new HandlerRegistry<C, Tx>((error, ctx) => {
-    if (failures.has(ctx.requestId))
-      failures.set(ctx.requestId, failures.get(ctx.requestId) ?? error.message);
-  });
-  const report: Report = (code, message, cause, context) =>
-    registry.reportError(
-      new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause }),
-      {
-        ...context,
-        reason: code,
-      },
-    );
+  const registry = new HandlerRegistry<C, Tx>(noteFirstFailure(failures));
+  const report = reporter(registry);
   const executor = new Executor({ concurrency: opts.concurrency, maxQueue: opts.maxQueue });
   const admission = createAdmission();
   const pipeline = createPipeline<Tx>({
     ...opts,
-    check: (input, now) => verifier.verify(input, now),
-    explainSignature: (reason, request) => verifier.profile.explain(reason, request),
+    signature: signatureOf(verifier),
     parseEvent: createEventParser(opts.events),
-    dedupeKey: (mode, event, request) =>
-      typeof event.id === 'string'
-        ? `${mode}:${event.id}`
-        : signedContentKey(verifier.crypto, mode, verifier.signedBody(request)),
+    signedContent: verifier,
     registry: registry as unknown as HandlerRegistry<never, Tx>,
-    claims: new Claims<Tx>({
-      store: opts.store as unknown as DedupeStore<Tx>,
-      leaseMs: opts.leaseMs,
-      retentionMs: opts.retentionMs,
-      report,
-    }),
+    claims: new Claims<Tx>({ ...opts, store: opts.store as unknown as DedupeStore<Tx>, report }),
     executor,
     report,
     admission,
   });
   const metrics = new MetricsRecorder();
-  // A single secret or list names no mode: its secrets are `secrets[0]`…, not `live[0]`, in diagnostics.
-  const modes = options.secrets !== undefined && isModeMap(options.secrets);
-  const secretLabels = modes ? verifier.secretLabels : verifier.secretLabels.map((_, i) => `secrets[${i}]`);
   const observe = createRequestObserver({
     logger: opts.logger,
     metrics,
     now: opts.now,
-    modes,
+    ...modesOf(options.secrets, verifier),
     rejections: registry,
-    diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels },
   });
   let closed: Promise<void> | undefined;
 
@@ -157,33 +135,9 @@ export function createReceiver<
       registry.onRejected(handler);
       return receiver;
     },
-    async receive(request) {
-      const started = performance.now();
-      const delivery: Delivery = { request, requestId: request?.requestId ?? nextRequestId() };
-      failures.set(delivery.requestId, undefined);
-      let outcome: Outcome;
-      try {
-        outcome = await pipeline(delivery);
-      } catch (cause) {
-        // Only a bug can get here (every expected failure is an outcome); still never crash the server.
-        await report('handler_failed', 'Unexpected receiver error.', cause, {
-          requestId: delivery.requestId,
-          reason: 'handler_failed',
-        });
-        outcome = rejectedOutcome('handler_failed', delivery.requestId);
-      }
-      const failure = failures.get(delivery.requestId);
-      failures.delete(delivery.requestId);
-      const logged = observe(outcome, request, delivery, performance.now() - started, failure);
-      if (logged) await logged;
-      return outcome;
-    },
-    dispatch(event, ctx) {
-      return registry.dispatch(event, ctx);
-    },
-    reportError(error, ctx) {
-      return registry.reportError(error, ctx);
-    },
+    receive: receiving(pipeline, observe, failures, report),
+    dispatch: (event, ctx) => registry.dispatch(event, ctx),
+    reportError: (error, ctx) => registry.reportError(error, ctx),
     close(closeOptions = {}) {
       admission.closing = true;
       closed ??= executor.drain(closeOptions.timeoutMs).then(() => admission.settled());
@@ -203,34 +157,66 @@ export function createReceiver<
 /** Durable queue counts before the engine was first read. */
 const NOT_READ = { waiting: 0, running: 0, retrying: 0, deadLettered: 0, readAt: 0 };
 
-/**
- * The dedupe key of an event without an id: the SHA-256 of what the sender signed, per mode. Not of the raw
- * body: a body signature's member can be re-spelled (hex case, its place, a repeated v1) without changing what
- * was signed, and each spelling would otherwise run the handlers again.
- */
-function signedContentKey(crypto: CryptoProvider, mode: Mode, body: SignedPiece): string | Promise<string> {
-  if (crypto.sync) return `${mode}:sha256:${crypto.sha256Hex(body)}`;
-  return crypto.sha256Hex(body).then((hash) => `${mode}:sha256:${hash}`);
+/** The first failure told to onError while its request is being answered: its log line carries the text. */
+function noteFirstFailure(failures: Map<string, string | undefined>): ErrorHandler {
+  return (error, ctx) => {
+    if (failures.has(ctx.requestId))
+      failures.set(ctx.requestId, failures.get(ctx.requestId) ?? error.message);
+  };
 }
 
-/** Counts verified requests not answered yet, so that close() resolves only after their answers. */
-function createAdmission() {
-  let inside = 0;
-  let idle: (() => void) | undefined;
+function signatureOf(verifier: Verifier): Signature {
   return {
-    closing: false,
-    enter() {
-      inside++;
-    },
-    leave() {
-      inside--;
-      if (inside === 0) idle?.();
-    },
-    settled(): Promise<void> {
-      if (inside === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => {
-        idle = resolve;
+    check: (input, now) => verifier.verify(input, now),
+    explain: (reason, request) => verifier.profile.explain(reason, request),
+  };
+}
+
+function reporter(registry: {
+  reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
+}): Report {
+  return (code, message, cause, context) =>
+    registry.reportError(
+      new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause }),
+      { ...context, reason: code },
+    );
+}
+
+/** A single secret or list names no mode: its secrets are `secrets[0]`…, not `live[0]`, in diagnostics. */
+function modesOf(secrets: ReceiverOptions['secrets'], verifier: Verifier) {
+  const modes = secrets !== undefined && isModeMap(secrets);
+  const secretLabels = modes ? verifier.secretLabels : verifier.secretLabels.map((_, i) => `secrets[${i}]`);
+  return { modes, diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels } };
+}
+
+/** A request's walk through the pipeline, then its log line and metrics; never rejects. */
+function receiving(
+  pipeline: (received: Received) => Promise<Walked>,
+  observe: ReturnType<typeof createRequestObserver>,
+  failures: Map<string, string | undefined>,
+  report: Report,
+): (request: ReceiveRequest) => Promise<Outcome> {
+  return async (request) => {
+    const started = performance.now();
+    const received: Received = { request, requestId: request?.requestId ?? nextRequestId() };
+    const { requestId } = received;
+    failures.set(requestId, undefined);
+    let outcome: Outcome;
+    let reached: Reached = received;
+    try {
+      ({ outcome, reached } = await pipeline(received));
+    } catch (cause) {
+      // Only a bug can get here (every expected failure is an outcome); still never crash the server.
+      await report('handler_failed', 'Unexpected receiver error.', cause, {
+        requestId,
+        reason: 'handler_failed',
       });
-    },
+      outcome = rejectedOutcome('handler_failed', requestId);
+    }
+    const failure = failures.get(requestId);
+    failures.delete(requestId);
+    const logged = observe(outcome, reached, performance.now() - started, failure);
+    if (logged) await logged;
+    return outcome;
   };
 }

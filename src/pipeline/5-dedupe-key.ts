@@ -1,0 +1,51 @@
+import type { SignedPiece } from '../base/bytes.js';
+import type { CryptoProvider } from '../crypto/provider.js';
+import type { ErrorContext } from '../receiver/handlers.js';
+import type { Mode } from '../signature/secrets.js';
+import type { Verifier } from '../signature/verifier.js';
+import type { Parsed } from './4-parse.js';
+import { type DeliveryContext, deliveryContext } from './handler-context.js';
+
+/** A parsed event under the key it is deduplicated by, with what onError and its handlers are told of it. */
+export interface Keyed extends Parsed {
+  /** `<mode>:<event id>`, or `<mode>:sha256:<hex>` of what the sender signed when the event has no id. */
+  readonly key: string;
+  /** What onError is told of this event. */
+  readonly context: ErrorContext;
+  /** What its handlers are told, built once: the receiver runs them with it, or a durable job carries it. */
+  readonly handlerContext: DeliveryContext;
+}
+
+/** What the key of an event without an id is computed from: the verifier's crypto and its signed content. */
+export type SignedContent = Pick<Verifier, 'crypto' | 'signedBody'>;
+
+/** Keys the event per mode: a test event never answers as a duplicate of a live one. */
+export function dedupeKey(parsed: Parsed, signed: SignedContent): Keyed | Promise<Keyed> {
+  const { mode, event } = parsed;
+  if (typeof event.id === 'string') return keyed(parsed, `${mode}:${event.id}`);
+  const body = signed.signedBody({ headers: parsed.request.headers, body: parsed.body });
+  const key = signedContentKey(signed.crypto, mode, body);
+  return typeof key === 'string' ? keyed(parsed, key) : key.then((hashed) => keyed(parsed, hashed));
+}
+
+/**
+ * The dedupe key of an event without an id: the SHA-256 of what the sender signed, per mode. Not of the raw
+ * body: a body signature's member can be re-spelled (hex case, its place, a repeated v1) without changing what
+ * was signed, and each spelling would otherwise run the handlers again.
+ */
+function signedContentKey(crypto: CryptoProvider, mode: Mode, body: SignedPiece): string | Promise<string> {
+  if (crypto.sync) return `${mode}:sha256:${crypto.sha256Hex(body)}`;
+  return crypto.sha256Hex(body).then((hash) => `${mode}:sha256:${hash}`);
+}
+
+function keyed(parsed: Parsed, key: string): Keyed {
+  const { event } = parsed;
+  const context: ErrorContext = {
+    requestId: parsed.requestId,
+    reason: 'handler_failed',
+    eventType: event.type,
+    mode: parsed.mode,
+  };
+  if (event.id !== undefined) context.eventId = event.id;
+  return { ...parsed, key, context, handlerContext: deliveryContext(parsed, key) };
+}

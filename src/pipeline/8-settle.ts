@@ -1,0 +1,132 @@
+import type { ErrorContext } from '../receiver/handlers.js';
+import type { DedupeStore } from '../stores/types.js';
+import type { ImmediateStore } from './immediate-store.js';
+import type { LeaseKeeper } from './lease-keeper.js';
+import type { Report } from './report.js';
+
+/** How a claimed event ended for its request: completed, released after a failure, or given up at shutdown. */
+export type Settlement =
+  | { status: 'completed' }
+  | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' }
+  | { status: 'abandoned' };
+
+/** How a claim's handlers ran: all succeeded (committed with the claim on a transactional store), or not. */
+export type Ran =
+  | { ok: true; committed: boolean }
+  | { ok: false; reason: 'handler_failed' | 'store_unavailable'; cause: unknown };
+
+/** Where claims are held: the store, the leases kept alive meanwhile, and onError. */
+export interface Ledger {
+  readonly store: DedupeStore<unknown>;
+  readonly retentionMs: number;
+  readonly report: Report;
+  readonly leases: LeaseKeeper;
+  readonly immediate: ImmediateStore | undefined;
+}
+
+/** The claim being settled: its key, the token that proves it holds it, and what onError is told of it. */
+export interface Held {
+  readonly key: string;
+  readonly token: string;
+  readonly context: ErrorContext;
+}
+
+const COMPLETED: Settlement = { status: 'completed' };
+const ABANDONED: Settlement = { status: 'abandoned' };
+
+/**
+ * The one settlement of a claim: complete after every handler succeeded, release when one failed or when
+ * shutdown gave up on it. Exactly once, whatever order the end of the run and an abandon come in. Its lease is
+ * kept alive from the claim to the settlement.
+ */
+export class Settle {
+  #state: 'held' | 'running' | 'settling' | 'settled' = 'held';
+  #settling: Promise<Settlement> | undefined;
+
+  constructor(
+    readonly ledger: Ledger,
+    readonly held: Held,
+  ) {
+    ledger.leases.keep(held);
+  }
+
+  /** The handlers start: from now on an abandon releases the claim under them. */
+  running(): void {
+    this.#state = 'running';
+  }
+
+  /** The handlers ended: settle by how they ran, unless shutdown gave up on the event meanwhile. */
+  ran(ran: Ran): Promise<Settlement> {
+    // Given up by shutdown while the handlers ran: the claim was released then.
+    if (this.#state !== 'running') return Promise.resolve(ABANDONED);
+    this.#state = 'settling';
+    this.#settling = ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
+    return this.#settling;
+  }
+
+  /** Shutdown gave up on the event: release the claim so the service's retry runs it, unless it is settling. */
+  abandon(): Promise<unknown> {
+    if (this.#state === 'settling' && this.#settling) return this.#settling;
+    if (this.#state === 'settled') return Promise.resolve();
+    this.#state = 'settled';
+    return this.#release();
+  }
+
+  async #fail(reason: 'handler_failed' | 'store_unavailable', cause: unknown): Promise<Settlement> {
+    await this.#release();
+    this.#state = 'settled';
+    const { eventType } = this.held.context;
+    const message =
+      reason === 'handler_failed'
+        ? `A handler for ${eventType} failed; the claim was released so the service's retry runs it again.`
+        : `The dedupe store failed while running ${eventType} in its transaction; the claim was released.`;
+    await this.ledger.report(reason, message, cause, this.held.context);
+    return { status: 'failed', reason };
+  }
+
+  async #complete(committed: boolean): Promise<Settlement> {
+    const { store, retentionMs, report, immediate, leases } = this.ledger;
+    const { key, token, context } = this.held;
+    leases.drop(this.held);
+    this.#state = 'settled';
+    if (committed) return COMPLETED;
+    // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
+    // lease expires and a later retry may run the event again (at-least-once).
+    try {
+      const owned = immediate
+        ? immediate.completeSync(key, token, retentionMs)
+        : await store.complete(key, token, retentionMs);
+      if (!owned) {
+        await report(
+          'lease_lost',
+          `The claim of ${context.eventType} was taken over before it completed; a retry may run it again.`,
+          undefined,
+          context,
+        );
+      }
+    } catch (cause) {
+      await report(
+        'store_unavailable',
+        'The dedupe store failed to record a completed event.',
+        cause,
+        context,
+      );
+    }
+    return COMPLETED;
+  }
+
+  async #release(): Promise<void> {
+    this.ledger.leases.drop(this.held);
+    try {
+      await this.ledger.store.release(this.held.key, this.held.token);
+    } catch (cause) {
+      // The lease expires by itself; until then a retry answers 409 event_in_progress.
+      await this.ledger.report(
+        'store_unavailable',
+        'The dedupe store failed to release a claim; a retry is answered event_in_progress until its lease ends.',
+        cause,
+        this.held.context,
+      );
+    }
+  }
+}

@@ -15,5 +15,4 @@ export type {
   EmulatorState,
   EventRecord,
   MessageRecord,
-  MessageStatus,
 } from './state.js';

@@ -1,5 +1,5 @@
+import { createEvent } from '../events/sample-event.js';
 import { isAcknowledged, post, signedDelivery } from '../sending/http.js';
-import { createEvent } from '../testing.js';
 import { BIN, type Command, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
 import { formatMs, palette, prettyBody } from './output.js';
 

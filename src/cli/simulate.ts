@@ -1,3 +1,4 @@
+import { createEvent } from '../events/sample-event.js';
 import {
   type Answer,
   answerLabel,
@@ -6,7 +7,6 @@ import {
   type RetryPolicy,
   signedDelivery,
 } from '../sending/http.js';
-import { createEvent } from '../testing.js';
 import { BIN, type Command, fraction, integer, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
 import { formatMs, type Palette, palette, percentile, progressLine } from './output.js';
 

@@ -1,8 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
-import { runChecks } from '../cli/check.js';
+import { createId, isoTimestamp } from '../events/sample-event.js';
+import { runChecks } from '../sending/go-live-checks.js';
 import type { SignatureProfile } from '../signature/index.js';
-import { createId, isoTimestamp } from '../testing.js';
 import { ApiError, readJson, sendJson } from './http-io.js';
 import type { NewMessage } from './lifecycle.js';
 import type { EmulatorMode, ResolvedOptions } from './options.js';

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createId } from '../testing.js';
+import { createId } from '../events/sample-event.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 

@@ -1,4 +1,4 @@
-import { createId, isoTimestamp } from '../testing.js';
+import { createId, isoTimestamp } from '../events/sample-event.js';
 import type { EmulatorMode, ResolvedOptions } from './options.js';
 import type { EmulatorState, EventRecord, MessageRecord, MessageStatus } from './state.js';
 import type { Timers } from './timers.js';

@@ -1,7 +1,7 @@
 import { WebhookConfigError } from '../base/errors.js';
+import { createId } from '../events/sample-event.js';
 import type { SignatureProfile } from '../signature/index.js';
 import { resolveKeys } from '../signature/secrets.js';
-import { createId } from '../testing.js';
 import { allowedHostNames } from './host-guard.js';
 import { randomSeed } from './random.js';
 import { describeIssue, seedData } from './schemas.js';

@@ -1,8 +1,8 @@
 import PQueue from 'p-queue';
 import { utf8Text } from '../base/bytes.js';
+import { isoTimestamp } from '../events/sample-event.js';
 import type { Answer, Delivery } from '../sending/http.js';
 import { nowSeconds } from '../signature/index.js';
-import { isoTimestamp } from '../testing.js';
 import type { EmulatorMode, ResolvedOptions } from './options.js';
 import type { Signer } from './signer.js';
 import type { DeliveryKind, DeliveryRecord, EmulatorState, EventRecord } from './state.js';

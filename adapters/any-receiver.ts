@@ -1,7 +1,7 @@
+import type { Outcome } from '../src/adapter.js';
 import { nextRequestId } from '../src/base/bytes.js';
-import { WebhookConfigError } from '../src/base/errors.js';
 import { rejectedOutcome } from '../src/contract/outcome.js';
-import type { Outcome, Receiver } from '../src/index.js';
+import { type Receiver, WebhookConfigError } from '../src/index.js';
 
 /** What every adapter mounts: a receiver of any catalogue and store (adapters only move bytes). */
 // biome-ignore lint/suspicious/noExplicitAny: the catalogue and transaction types do not matter to an adapter

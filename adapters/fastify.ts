@@ -6,7 +6,8 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { type Outcome, type ReceiveRequest, WebhookConfigError } from '../src/index.js';
+import type { Outcome, ReceiveRequest } from '../src/adapter.js';
+import { WebhookConfigError } from '../src/index.js';
 import type { AnyReceiver } from './any-receiver.js';
 import { nodeBodyReader } from './node-io.js';
 

@@ -5,7 +5,7 @@ import {
   BODY_TOO_LARGE,
   type Outcome,
   type ReceiveRequest,
-} from '../src/index.js';
+} from '../src/adapter.js';
 import type { RequestReceiver } from './any-receiver.js';
 
 /** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */

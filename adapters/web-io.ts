@@ -1,5 +1,5 @@
+import { BODY_TIMEOUT, BODY_TOO_LARGE, type Outcome } from '../src/adapter.js';
 import { concatBytes } from '../src/base/bytes.js';
-import { BODY_TIMEOUT, BODY_TOO_LARGE, type Outcome } from '../src/index.js';
 
 /**
  * Reads a Fetch `Request` body as it streams in and stops once it passes `maxBytes` (the rest is cancelled,

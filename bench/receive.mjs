@@ -9,13 +9,8 @@ import PQueue from 'p-queue';
 import Stripe from 'stripe';
 import { z } from 'zod';
 import { utf8Text } from '../dist/src/base/bytes.js';
-import {
-  createEventParser,
-  createReceiver,
-  createVerifier,
-  defaultEvents,
-  MemoryDedupeStore,
-} from '../dist/src/index.js';
+import { createEventParser } from '../dist/src/events/catalogue.js';
+import { createReceiver, createVerifier, defaultEvents, MemoryDedupeStore } from '../dist/src/index.js';
 
 const SECRET = 'whsec_bench_receive_5e1f3a7c9b2d4e6f8a0b';
 const ROUNDS = Number(process.env.ROUNDS ?? 15);

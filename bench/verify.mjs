@@ -6,15 +6,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import Stripe from 'stripe';
 import { utf8Text } from '../dist/src/base/bytes.js';
-import {
-  createEventParser,
-  createVerifier,
-  defaultEvents,
-  signPayload,
-  signRequest,
-  standardWebhooks,
-  verifySignature,
-} from '../dist/src/index.js';
+import { createEventParser } from '../dist/src/events/catalogue.js';
+import { createVerifier, defaultEvents, standardWebhooks, verifySignature } from '../dist/src/index.js';
+import { signPayload, signRequest } from '../dist/src/signature/index.js';
 
 const SECRET = 'whsec_bench_9f2c1d7a4b8e6f305a1c2d3e4f5a6b7c';
 // A rotation list as receivers hold it: the current secret first, the one being retired after it.

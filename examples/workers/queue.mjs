@@ -28,7 +28,8 @@ async function createQueue() {
 export const secret = exampleSecret();
 export const queue = await createQueue();
 export const receiver = createExampleReceiver(secret, { queue });
-export const { createWorker } = await import(
-  engine === 'pg-boss' ? 'messaging-webhooks/pg-boss' : 'messaging-webhooks/bullmq'
-);
+export const createWorker =
+  engine === 'pg-boss'
+    ? (await import('messaging-webhooks/pg-boss')).createPgBossWorker
+    : (await import('messaging-webhooks/bullmq')).createBullmqWorker;
 console.log(`Durable queue: ${engine}`);

@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { readNodeBody } from '../../adapters/node-io.js';
-import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome } from '../../src/index.js';
+import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome } from '../../src/adapter.js';
 import { gate } from '../support/gate.js';
 import { until } from '../support/until.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';

@@ -1,7 +1,7 @@
 import { createNodeRedisClient } from 'bullmq';
 import { createClient } from 'redis';
 import { describe, expect, it } from 'vitest';
-import { bullmqQueue, createWorker } from '../../src/durable/bullmq/index.js';
+import { bullmqQueue, createBullmqWorker as createWorker } from '../../src/durable/bullmq/index.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { afterAll, expect, it } from 'vitest';
 import {
-  createWorker,
+  createPgBossWorker as createWorker,
   type PgBossQueueOptions,
   pgBossJobId,
   pgBossQueue,

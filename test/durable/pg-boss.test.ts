@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { describe, expect, it } from 'vitest';
-import { createWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
+import { createPgBossWorker as createWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
 import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';

@@ -1,4 +1,4 @@
-import type { Logger } from '../../src/index.js';
+import type { Logger } from '../../src/observability/logger.js';
 import { captureLogText } from './log-capture.js';
 
 export interface LoggedLine {

@@ -1,5 +1,6 @@
 import { expect } from 'vitest';
-import { createReceiver, type DedupeStore, type Outcome, type ReceiveRequest } from '../../src/index.js';
+import type { Outcome, ReceiveRequest } from '../../src/adapter.js';
+import { createReceiver, type DedupeStore } from '../../src/index.js';
 import { createEvent } from '../../src/testing.js';
 import { gate } from './gate.js';
 import { delivery, SECRET } from './unit.js';

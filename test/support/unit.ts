@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect } from 'vitest';
-import { type Outcome, type ReceiveRequest, signPayload } from '../../src/index.js';
+import type { Outcome, ReceiveRequest } from '../../src/adapter.js';
+import { signPayload } from '../../src/signature/index.js';
 
 /** Shared plumbing of the unit tests: signed deliveries and the checks of what the receiver answers. */
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createReceiver, signPayload } from '../../src/index.js';
+import { createReceiver } from '../../src/index.js';
+import { signPayload } from '../../src/signature/index.js';
 import { deliveredEvent, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 
 const BOM = '\uFEFF';

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createEventParser, createReceiver, defaultEvents, signPayload } from '../../src/index.js';
+import { createEventParser } from '../../src/events/catalogue.js';
+import { createReceiver, defaultEvents } from '../../src/index.js';
+import { signPayload } from '../../src/signature/index.js';
 import {
   deliveredEvent,
   delivery,

@@ -2,13 +2,9 @@ import { Console } from 'node:console';
 import { PassThrough, Writable } from 'node:stream';
 import pino from 'pino';
 import { describe, expect, it } from 'vitest';
-import {
-  createReceiver,
-  type DedupeStore,
-  MemoryDedupeStore,
-  type ReceiveRequest,
-  signPayload,
-} from '../../src/index.js';
+import type { ReceiveRequest } from '../../src/adapter.js';
+import { createReceiver, type DedupeStore, MemoryDedupeStore } from '../../src/index.js';
+import { signPayload } from '../../src/signature/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { captureLogText } from '../setup/log-capture.js';
 

@@ -1,13 +1,9 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  bodySignature,
-  createReceiver,
-  type ReceiveRequest,
-  type RejectionDiagnostics,
-  signPayload,
-  standardWebhooks,
-} from '../../src/index.js';
+import type { ReceiveRequest } from '../../src/adapter.js';
+import { bodySignature, createReceiver, standardWebhooks } from '../../src/index.js';
+import type { RejectionDiagnostics } from '../../src/observability/diagnostics.js';
+import { signPayload } from '../../src/signature/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { createTestLogger } from '../setup/test-logger.js';
 

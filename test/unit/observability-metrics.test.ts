@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createReceiver, type MetricsSnapshot } from '../../src/index.js';
+import { createReceiver } from '../../src/index.js';
+import type { MetricsSnapshot } from '../../src/observability/metrics.js';
 import { registerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';
 import { gate } from '../support/gate.js';

@@ -1,10 +1,10 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
+import type { RejectionReason } from '../../src/adapter.js';
 import { reasonAnswers } from '../../src/contract/reasons.js';
 import {
   createReceiver,
   type DedupeStore,
   MemoryDedupeStore,
-  type RejectionReason,
   type WebhookHandlerError,
   type WebhookRejection,
 } from '../../src/index.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { BODY_TOO_LARGE } from '../../src/adapter.js';
 import {
-  BODY_TOO_LARGE,
   createReceiver,
   type DedupeStore,
   type ErrorContext,

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createReceiver, MemoryDedupeStore, type Outcome } from '../../src/index.js';
+import type { Outcome } from '../../src/adapter.js';
+import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
 import { gate } from '../support/gate.js';
 import {
   deliveredEvent,

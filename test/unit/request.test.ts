@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createReceiver, getHeader, isJsonContentType, signPayload } from '../../src/index.js';
+import { getHeader, isJsonContentType } from '../../src/adapter.js';
+import { createReceiver } from '../../src/index.js';
+import { signPayload } from '../../src/signature/index.js';
 import { deliveredEvent, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 
 describe('getHeader', () => {

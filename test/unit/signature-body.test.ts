@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { bodySignature, createReceiver, signRequest, verifySignature } from '../../src/index.js';
+import { bodySignature, createReceiver, verifySignature } from '../../src/index.js';
+import { signRequest } from '../../src/signature/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { expectAccepted, SECRET } from '../support/unit.js';
 

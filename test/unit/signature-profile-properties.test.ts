@@ -4,11 +4,10 @@ import {
   bodySignature,
   createProfile,
   type SignatureProfile,
-  type SignatureProfileConfig,
-  signRequest,
   standardWebhooks,
   verifySignature,
 } from '../../src/index.js';
+import { type SignatureProfileConfig, signRequest } from '../../src/signature/index.js';
 
 const NOW = 1_795_000_000;
 const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';

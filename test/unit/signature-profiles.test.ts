@@ -6,14 +6,16 @@ import {
   createReceiver,
   createVerifier,
   defaultProfile,
-  resolveProfile,
-  type SignatureProfileConfig,
-  signPayload,
-  signRequest,
   standardWebhooks,
   verifySignature,
   WebhookConfigError,
 } from '../../src/index.js';
+import {
+  resolveProfile,
+  type SignatureProfileConfig,
+  signPayload,
+  signRequest,
+} from '../../src/signature/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 

@@ -5,11 +5,11 @@ import {
   createReceiver,
   createVerifier,
   RawBodyError,
-  signPayload,
   verifySignature,
   verifySignatureAsync,
   WebhookConfigError,
 } from '../../src/index.js';
+import { signPayload } from '../../src/signature/index.js';
 import { deliveredEvent, delivery, nowSeconds, SECRET, TEST_SECRET } from '../support/unit.js';
 
 const NOW = 1_795_000_000;

@@ -9,11 +9,11 @@ import {
   defaultEvents,
   type HandlerContext,
   type KnownEvent,
-  type Logger,
-  type Mode,
   type UnknownEvent,
   verifySignature,
 } from '../../src/index.js';
+import type { Logger } from '../../src/observability/logger.js';
+import type { Mode } from '../../src/signature/secrets.js';
 
 describe('handlers are typed from the event name', () => {
   it('message.delivered narrows event and data', () => {

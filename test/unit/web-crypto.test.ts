@@ -1,17 +1,16 @@
 import { describe, expect, it } from 'vitest';
+import { defaultCryptoProvider } from '../../src/adapter.js';
 import {
   bodySignature,
   createReceiver,
   createVerifier,
-  defaultCryptoProvider,
   nodeCryptoProvider,
-  signRequest,
-  signRequestAsync,
   standardWebhooks,
   verifySignature,
   verifySignatureAsync,
   webCryptoProvider,
 } from '../../src/index.js';
+import { signRequest, signRequestAsync } from '../../src/signature/index.js';
 import {
   deliveredEvent,
   delivery,

@@ -1,8 +1,7 @@
-export type * from '../port.js';
 export {
   type BullmqDurableQueue,
   type BullmqQueueOptions,
   bullmqJobId,
   bullmqQueue,
 } from './queue.js';
-export { type BullmqWorkerOptions, createBullmqWorker as createWorker } from './worker.js';
+export { type BullmqWorkerOptions, createBullmqWorker } from './worker.js';

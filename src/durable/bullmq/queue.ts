@@ -22,7 +22,7 @@ export interface BullmqQueueOptions extends DurableQueueOptions {
   allowVolatileRedis?: boolean;
 }
 
-/** A DurableQueue on BullMQ, with what createWorker needs to consume it. */
+/** A DurableQueue on BullMQ, with what createBullmqWorker needs to consume it. */
 export interface BullmqDurableQueue extends DurableQueue {
   readonly engine: 'bullmq';
   readonly queue: Queue;
@@ -43,7 +43,7 @@ const DEFAULT_NAME = 'messaging-webhooks';
  * BullMQ's dead-letter, are kept until you retry or remove them.
  *
  *   const queue = bullmqQueue({ connection: createNodeRedisClient(createClient({ url })), name: 'sms' });
- *   createReceiver({ secrets, queue });   // and in the worker processes: createWorker({ receiver, queue })
+ *   createReceiver({ secrets, queue });   // and in the worker processes: createBullmqWorker({ receiver, queue })
  */
 export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   if (!options?.queue && !options?.connection) {

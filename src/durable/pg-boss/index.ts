@@ -1,4 +1,3 @@
-export type * from '../port.js';
 export {
   type PgBossDurableQueue,
   type PgBossQueueOptions,
@@ -6,4 +5,4 @@ export {
   pgBossQueue,
 } from './queue.js';
 export type { PgBossInstance } from './types.js';
-export { createPgBossWorker as createWorker, type PgBossWorkerOptions } from './worker.js';
+export { createPgBossWorker, type PgBossWorkerOptions } from './worker.js';

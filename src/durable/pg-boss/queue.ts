@@ -34,7 +34,7 @@ export interface PgBossQueueOptions extends DurableQueueOptions {
   superviseIntervalSeconds?: number;
 }
 
-/** A DurableQueue on pg-boss, with what createWorker needs to consume it. */
+/** A DurableQueue on pg-boss, with what createPgBossWorker needs to consume it. */
 export interface PgBossDurableQueue extends DurableQueue {
   readonly engine: 'pg-boss';
   readonly boss: PgBossInstance;

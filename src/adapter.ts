@@ -1,0 +1,36 @@
+// The extension entry: what a framework adapter, a dedupe store, a durable engine or a crypto provider is built
+// from. Applications import from the root entry instead.
+export type { Outcome } from './contract/outcome.js';
+export { REQUEST_ID_HEADER } from './contract/outcome.js';
+export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
+export {
+  BODY_LENGTH_MISMATCH,
+  BODY_TIMEOUT,
+  BODY_TOO_LARGE,
+  type BodyReader,
+  getHeader,
+  type HeaderSource,
+  isJsonContentType,
+  type ReceiveRequest,
+} from './contract/request.js';
+export {
+  type AsyncCryptoProvider,
+  type CryptoProvider,
+  type DigestEncoding,
+  defaultCryptoProvider,
+  type HashName,
+  type SyncCryptoProvider,
+} from './crypto/provider.js';
+export type {
+  DispatchingReceiver,
+  DurableJob,
+  DurableQueue,
+  DurableQueueCounts,
+  DurableQueueOptions,
+  DurableWorker,
+  DurableWorkerOptions,
+  EnqueueResult,
+  RetryOptions,
+  WorkerCounters,
+} from './durable/port.js';
+export type { ClaimResult, StoreTx } from './stores/types.js';

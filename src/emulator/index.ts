@@ -1,4 +1,3 @@
-export type { MessageStatus } from '../events/status-order.js';
 export { type Emulator, startEmulator } from './emulator.js';
 export type {
   ChaosOptions,

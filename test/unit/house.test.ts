@@ -14,6 +14,8 @@ interface SourceFile {
   lines: number;
   /** The repository files this one imports or re-exports from. */
   imports: string[];
+  /** The same, less the imports of types only (gone once compiled). */
+  valueImports: string[];
   functions: { name: string; lines: number }[];
 }
 
@@ -44,6 +46,7 @@ function read(full: string): SourceFile {
   const text = fs.readFileSync(full, 'utf8');
   const source = ts.createSourceFile(full, text, ts.ScriptTarget.Latest, true);
   const imports: string[] = [];
+  const valueImports: string[] = [];
   const functions: SourceFile['functions'] = [];
   const lineOf = (position: number) => source.getLineAndCharacterOfPosition(position).line;
   const visit = (node: ts.Node) => {
@@ -55,6 +58,10 @@ function read(full: string): SourceFile {
     ) {
       const target = path.resolve(path.dirname(full), node.moduleSpecifier.text).replace(/\.js$/, '.ts');
       imports.push(relative(target));
+      const typeOnly = ts.isImportDeclaration(node)
+        ? node.importClause?.isTypeOnly === true
+        : (node as ts.ExportDeclaration).isTypeOnly;
+      if (!typeOnly) valueImports.push(relative(target));
     }
     if (isFunctionWithBody(node)) {
       // Counted from the line of the signature to the closing brace.
@@ -64,7 +71,7 @@ function read(full: string): SourceFile {
     ts.forEachChild(node, visit);
   };
   visit(source);
-  return { file: relative(full), lines: text.split('\n').length, imports, functions };
+  return { file: relative(full), lines: text.split('\n').length, imports, valueImports, functions };
 }
 
 const files = [...walk(path.join(repoRoot, 'src')), ...walk(path.join(repoRoot, 'adapters'))].map(read);
@@ -94,6 +101,29 @@ const importers = (matches: (file: SourceFile) => boolean, targets: (imported: s
   files
     .filter(matches)
     .flatMap((file) => file.imports.filter(targets).map((target) => `${file.file} -> ${target}`));
+
+/**
+ * The rooms of src/, lowest first. Code runs only what is below it: a room's runtime imports point at its own room
+ * or a lower one. Types may point up (the pipeline names the handler context of receiver/, the durable port names
+ * the pipeline's): they are gone once compiled.
+ */
+const ROOMS = [
+  'base',
+  'events',
+  'contract',
+  'crypto',
+  'signature',
+  'stores',
+  'pipeline',
+  'durable',
+  'observability',
+  'receiver',
+  'sending',
+  'emulator',
+  'cli',
+];
+
+const roomOf = (file: string) => file.split('/')[1] ?? '';
 
 describe('the house', () => {
   it('has no import circles', () => {
@@ -132,5 +162,24 @@ describe('the house', () => {
       (imported) => front.has(imported),
     );
     expect(inward).toEqual([]);
+  });
+
+  it('lets every room run only the rooms below it', () => {
+    const upward = files
+      .filter((file) => ROOMS.includes(roomOf(file.file)))
+      .flatMap((file) =>
+        file.valueImports
+          .filter((target) => ROOMS.indexOf(roomOf(target)) > ROOMS.indexOf(roomOf(file.file)))
+          .map((target) => `${file.file} -> ${target}`),
+      );
+    expect(upward).toEqual([]);
+  });
+
+  it('has a room for every folder of src/', () => {
+    const folders = fs
+      .readdirSync(path.join(repoRoot, 'src'), { withFileTypes: true })
+      .filter((dirent) => dirent.isDirectory())
+      .map((dirent) => dirent.name);
+    expect(folders.sort()).toEqual([...ROOMS].sort());
   });
 });

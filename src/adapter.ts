@@ -13,13 +13,13 @@ export {
   isJsonContentType,
   type ReceiveRequest,
 } from './contract/request.js';
-export {
-  type AsyncCryptoProvider,
-  type CryptoProvider,
-  type DigestEncoding,
-  defaultCryptoProvider,
-  type HashName,
-  type SyncCryptoProvider,
+export { defaultCryptoProvider } from './crypto/default.js';
+export type {
+  AsyncCryptoProvider,
+  CryptoProvider,
+  DigestEncoding,
+  HashName,
+  SyncCryptoProvider,
 } from './crypto/provider.js';
 export type {
   DispatchingReceiver,

@@ -2,7 +2,7 @@
 // import from messaging-webhooks/adapter; tests from messaging-webhooks/testing.
 export { RawBodyError, WebhookConfigError, WebhookHandlerError } from './base/errors.js';
 export { nodeCryptoProvider } from './crypto/node.js';
-export { webCryptoProvider } from './crypto/provider.js';
+export { webCryptoProvider } from './crypto/web.js';
 export {
   type DefaultEvents,
   defaultEvents,

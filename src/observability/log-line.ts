@@ -1,4 +1,24 @@
-import type { RequestLogFields } from './logger.js';
+import type { RejectionDiagnostics } from './diagnostics.js';
+
+/** The one structured line written per request. Never a secret, a signature or a body. */
+export interface RequestLogFields {
+  requestId: string;
+  status: number;
+  /** `processed`, `duplicate`, `accepted` or the reason code of a rejection. */
+  outcome: string;
+  reason?: string;
+  eventId?: string;
+  eventType?: string;
+  /** Only when the secrets option separates live and test: the mode whose secret verified. */
+  mode?: string;
+  durationMs: number;
+  /** Rejections only: the message the sender was answered with, which says what to do. */
+  hint?: string;
+  /** The message of the first error told to onError while the request was answered (its cause's text included). */
+  error?: string;
+  /** 4xx only: what the operator needs to tell a misconfiguration from an attack. */
+  diagnostics?: RejectionDiagnostics;
+}
 
 /** The fields that lead the line, in this order, without their names. */
 const LEADING = new Set(['requestId', 'status', 'durationMs', 'outcome', 'reason']);

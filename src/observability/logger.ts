@@ -1,5 +1,4 @@
-import type { RejectionDiagnostics } from './diagnostics.js';
-import { formatLogLine } from './log-line.js';
+import { formatLogLine, type RequestLogFields } from './log-line.js';
 
 /**
  * What the receiver logs with. A logger with a `child` method (pino, Fastify's `app.log`, bunyan) is
@@ -21,26 +20,6 @@ export interface LineLogger {
   info(line: string): unknown;
   warn(line: string): unknown;
   error(line: string): unknown;
-}
-
-/** The one structured line written per request. Never a secret, a signature or a body. */
-export interface RequestLogFields {
-  requestId: string;
-  status: number;
-  /** `processed`, `duplicate`, `accepted` or the reason code of a rejection. */
-  outcome: string;
-  reason?: string;
-  eventId?: string;
-  eventType?: string;
-  /** Only when the secrets option separates live and test: the mode whose secret verified. */
-  mode?: string;
-  durationMs: number;
-  /** Rejections only: the message the sender was answered with, which says what to do. */
-  hint?: string;
-  /** The message of the first error told to onError while the request was answered (its cause's text included). */
-  error?: string;
-  /** 4xx only: what the operator needs to tell a misconfiguration from an attack. */
-  diagnostics?: RejectionDiagnostics;
 }
 
 type Level = 'info' | 'warn' | 'error';

@@ -4,7 +4,8 @@ import type { RejectionReason } from '../contract/reasons.js';
 import type { Reached } from '../pipeline/index.js';
 import type { WebhookRejection } from '../receiver/handlers.js';
 import { type DiagnosticsContext, type RejectionDiagnostics, rejectionDiagnostics } from './diagnostics.js';
-import { type Logger, type RequestLogFields, requestLogWriter, writeRequestLog } from './logger.js';
+import type { RequestLogFields } from './log-line.js';
+import { type Logger, requestLogWriter, writeRequestLog } from './logger.js';
 import type { MetricsRecorder } from './metrics.js';
 
 export interface ObserverOptions {

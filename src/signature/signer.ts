@@ -1,6 +1,7 @@
 import { randomId } from '../base/bytes.js';
 import { RawBodyError, WebhookConfigError } from '../base/errors.js';
-import { type CryptoProvider, defaultCryptoProvider } from '../crypto/provider.js';
+import { defaultCryptoProvider } from '../crypto/default.js';
+import type { CryptoProvider } from '../crypto/provider.js';
 import { resolveProfile, type SignatureScheme } from './presets.js';
 import type { SignatureProfile, SignedDelivery } from './profile.js';
 import { type Key, resolveKeys, type Secret } from './secrets.js';

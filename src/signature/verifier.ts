@@ -2,12 +2,8 @@ import type { SignedPiece } from '../base/bytes.js';
 import { RawBodyError, WebhookConfigError } from '../base/errors.js';
 import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { HeaderSource } from '../contract/request.js';
-import {
-  type CryptoProvider,
-  defaultCryptoProvider,
-  digestLength,
-  type SyncCryptoProvider,
-} from '../crypto/provider.js';
+import { defaultCryptoProvider } from '../crypto/default.js';
+import { type CryptoProvider, digestLength, type SyncCryptoProvider } from '../crypto/provider.js';
 import { resolveProfile, type SignatureScheme } from './presets.js';
 import type { SignatureProfile, SignatureReading } from './profile.js';
 import { type Mode, resolveKeys, type Secrets } from './secrets.js';

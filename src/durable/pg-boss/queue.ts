@@ -49,6 +49,44 @@ export interface PgBossDurableQueue extends DurableQueue {
 }
 
 const DEFAULT_NAME = 'messaging_webhooks';
+
+interface QueuePolicy {
+  retryLimit: number;
+  retryDelay: number;
+  retryBackoff: boolean;
+  deleteAfterSeconds: number;
+  heartbeatSeconds: number;
+  deadLetter: string;
+}
+
+/**
+ * Starts the boss and creates the queue and its dead-letter queue once, shared by concurrent callers; a failed
+ * start is tried again by the next call. `table` is the queue's own table, known once started.
+ */
+function queueStarter(boss: PgBossInstance, name: string, policy: QueuePolicy) {
+  let started: Promise<void> | undefined;
+  let table: string | undefined;
+  const ready = () => {
+    started ??= (async () => {
+      // Also a boss you passed unstarted: start() is idempotent, and a boss never started would answer every
+      // delivery 503 for ever.
+      await boss.start();
+      await boss.createQueue(policy.deadLetter, {
+        deleteAfterSeconds: 0,
+        retentionSeconds: policy.deleteAfterSeconds,
+      });
+      // createQueue leaves an existing queue as it is: updateQueue brings its policy to these options.
+      await boss.createQueue(name, policy);
+      await boss.updateQueue(name, policy);
+      table = (await boss.getQueue(name))?.table;
+    })();
+    started.catch(() => {
+      started = undefined;
+    });
+    return started;
+  };
+  return { ready, table: () => table };
+}
 const DEFAULT_HEARTBEAT_SECONDS = 30;
 // pg-boss's own 60 s left a dead worker's job waiting up to 90 s; a pass every 10 s costs one count query.
 const DEFAULT_SUPERVISE_SECONDS = 10;
@@ -82,40 +120,22 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
     });
   if (owned) boss.on('error', () => {}); // pg-boss reconnects; a failed enqueue is answered 503 and reported.
   const retentionSeconds = Math.ceil((options.retentionMs ?? DEFAULT_RETENTION_MS) / 1000);
-  let started: Promise<void> | undefined;
-  let table: string | undefined;
-
-  const ready = () => {
-    started ??= (async () => {
-      // Also a boss you passed unstarted: start() is idempotent and shared by concurrent callers, and a boss
-      // never started would answer every delivery 503 for ever.
-      await boss.start();
-      await boss.createQueue(deadLetter, { deleteAfterSeconds: 0, retentionSeconds });
-      const policy = {
-        retryLimit: attempts - 1,
-        retryDelay: Math.max(1, Math.round(backoffMs / 1000)),
-        retryBackoff: true,
-        deleteAfterSeconds: retentionSeconds,
-        heartbeatSeconds,
-        deadLetter,
-      };
-      // createQueue leaves an existing queue as it is: updateQueue brings its policy to these options.
-      await boss.createQueue(name, policy);
-      await boss.updateQueue(name, policy);
-      table = (await boss.getQueue(name))?.table;
-    })();
-    started.catch(() => {
-      started = undefined; // the next call tries again
-    });
-    return started;
+  const policy = {
+    retryLimit: attempts - 1,
+    retryDelay: Math.max(1, Math.round(backoffMs / 1000)),
+    retryBackoff: true,
+    deleteAfterSeconds: retentionSeconds,
+    heartbeatSeconds,
+    deadLetter,
   };
+  const { ready, table } = queueStarter(boss, name, policy);
 
   const poller = countsPoller(async () => {
     await ready();
     const { rows } = await boss
       .getDb()
       .executeSql(
-        `SELECT state, count(*)::int AS n FROM "${schema}"."${table}" WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') GROUP BY state`,
+        `SELECT state, count(*)::int AS n FROM "${schema}"."${table()}" WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') GROUP BY state`,
         [name],
       );
     const count = (state: string) => (rows.find((row) => row.state === state)?.n as number | undefined) ?? 0;

@@ -8,7 +8,7 @@ import {
   digestLength,
   type SyncCryptoProvider,
 } from '../crypto/provider.js';
-import { resolveProfile, type SignatureScheme } from './presets.js';
+import { resolveProfile } from './presets.js';
 import type { SignatureProfile, SignatureReading } from './profile.js';
 import { type Mode, resolveKeys, type Secrets } from './secrets.js';
 
@@ -26,9 +26,8 @@ export interface VerifierOptions {
   toleranceSeconds?: Tolerance | undefined;
   /** The signature format. Default: defaultProfile (`webhook-signature: t=…,v1=…`). */
   profile?: SignatureProfile | undefined;
-  /** Older options adjusting the default profile; not together with `profile`. */
+  /** Renames the default profile's header; not together with `profile`. */
   signatureHeader?: string | undefined;
-  scheme?: SignatureScheme | undefined;
   /** Default: defaultCryptoProvider() (node:crypto where it exists, else Web Crypto). */
   crypto?: CryptoProvider | undefined;
 }

@@ -4,6 +4,7 @@ export { RawBodyError, WebhookConfigError, WebhookHandlerError } from './base/er
 export { nodeCryptoProvider } from './crypto/node.js';
 export { webCryptoProvider } from './crypto/web.js';
 export {
+  type Catalogue,
   type DefaultEvents,
   defaultEvents,
   type EventType,
@@ -19,22 +20,22 @@ export {
   shouldApply,
   statusOfEvent,
 } from './events/status-order.js';
+export type { Logger } from './observability/logger.js';
+export type { MetricsSnapshot } from './observability/metrics.js';
 export type { ErrorContext, EventHandler, HandlerContext, WebhookRejection } from './receiver/handlers.js';
 export type { ReceiverOptions } from './receiver/options.js';
 export { createReceiver, type Receiver } from './receiver/receiver.js';
-export { parseSignatureHeader } from './signature/header-syntax.js';
 export {
   bodySignature,
   createProfile,
   createVerifier,
   defaultProfile,
-  defaultScheme,
   type SignatureProfile,
-  type SignatureScheme,
   standardWebhooks,
   verifySignature,
   verifySignatureAsync,
 } from './signature/index.js';
+export type { SignatureProfileConfig } from './signature/profile-config.js';
 export type { Secrets } from './signature/secrets.js';
 export { failOpen } from './stores/fail-open.js';
 export { MemoryDedupeStore } from './stores/memory.js';

@@ -1,6 +1,6 @@
 import { utf8Text } from './base/bytes.js';
 import type { CryptoProvider } from './crypto/provider.js';
-import { type SignatureProfile, type SignatureScheme, signRequest } from './signature/index.js';
+import { type SignatureProfile, signRequest } from './signature/index.js';
 import type { Secret } from './signature/secrets.js';
 
 export { createId, createPhoneNumber, isoTimestamp } from './events/ids.js';
@@ -22,7 +22,6 @@ export interface SignedRequestOptions {
   crypto?: CryptoProvider;
   /** The default profile's header name (older option, as the receiver's signatureHeader). */
   signatureHeader?: string;
-  scheme?: SignatureScheme;
 }
 
 export interface SignedRequest {
@@ -47,7 +46,6 @@ export function createSignedRequest(event: unknown, options: SignedRequestOption
     ...(options.id === undefined ? {} : { id: options.id }),
     ...(options.crypto ? { crypto: options.crypto } : {}),
     ...(options.signatureHeader === undefined ? {} : { signatureHeader: options.signatureHeader }),
-    ...(options.scheme ? { scheme: options.scheme } : {}),
   });
   const body = utf8Text(signed.body);
   const headers: Record<string, string> = { 'content-type': 'application/json', ...signed.headers };

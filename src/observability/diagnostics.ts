@@ -1,8 +1,8 @@
 import { byteLength, type SignedPiece } from '../base/bytes.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
 import { type CryptoProvider, digestLength } from '../crypto/provider.js';
-import { isDigits } from '../signature/header-syntax.js';
 import type { SignatureProfile } from '../signature/profile.js';
+import { isDigits } from '../signature/syntaxes/index.js';
 import { candidateCheck } from '../signature/verifier.js';
 
 /**

@@ -3,12 +3,7 @@ import type { CryptoProvider } from '../crypto/provider.js';
 import type { DurableQueue } from '../durable/port.js';
 import { type Catalogue, type DefaultEvents, defaultEvents } from '../events/catalogue.js';
 import type { Logger } from '../observability/logger.js';
-import {
-  resolveProfile,
-  type SignatureProfile,
-  type SignatureScheme,
-  type Tolerance,
-} from '../signature/index.js';
+import { resolveProfile, type SignatureProfile, type Tolerance } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';
 import { MemoryDedupeStore } from '../stores/memory.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
@@ -48,8 +43,6 @@ export interface ReceiverOptions<
   store?: S;
   /** The event catalogue: type → zod schema of `data`. Default: message.delivered, message.failed. */
   events?: C;
-  /** The default profile's algorithm and signed content (older option; not with `profile`). */
-  scheme?: SignatureScheme;
   /** How long a claim protects an event being processed; a crashed process's claim expires after it. Default 60 s. */
   leaseMs?: number;
   /** How long a processed event is remembered; must outlast the service's retry schedule. Default 7 days. */
@@ -87,7 +80,6 @@ export interface ReceiverOptions<
 type OptionalOption =
   | 'handlerTimeoutMs'
   | 'waitUntil'
-  | 'scheme'
   | 'toleranceSeconds'
   | 'logger'
   | 'queue'
@@ -125,7 +117,6 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     now: options.now ?? Date.now,
     secrets: options.secrets,
     toleranceSeconds: options.toleranceSeconds,
-    scheme: options.scheme,
     waitUntil: options.waitUntil,
     logger: options.logger,
     queue: options.queue,

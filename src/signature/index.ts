@@ -4,10 +4,8 @@ export {
   type BodySignatureOptions,
   bodySignature,
   defaultProfile,
-  defaultScheme,
   profilePresets,
   resolveProfile,
-  type SignatureScheme,
   standardWebhooks,
 } from './presets.js';
 export {

@@ -78,7 +78,6 @@ function oneShotVerifier(options: VerifierOptions): Verifier {
   if (
     cached !== undefined &&
     cached.options.profile === options.profile &&
-    cached.options.scheme === options.scheme &&
     cached.options.signatureHeader === options.signatureHeader &&
     cached.options.crypto === options.crypto &&
     sameTolerance(cached.tolerance, options.toleranceSeconds) &&
@@ -96,7 +95,6 @@ function oneShotVerifier(options: VerifierOptions): Verifier {
     options: {
       secrets: undefined,
       profile: options.profile,
-      scheme: options.scheme,
       signatureHeader: options.signatureHeader,
       crypto: options.crypto,
     },

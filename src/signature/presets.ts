@@ -1,7 +1,4 @@
-import type { SignedPiece } from '../base/bytes.js';
 import { WebhookConfigError } from '../base/errors.js';
-import type { HashName } from '../crypto/provider.js';
-import type { SignatureSyntax } from './header-syntax.js';
 import { buildProfile, type SignatureProfile } from './profile.js';
 import {
   type BodySignedContent,
@@ -10,21 +7,7 @@ import {
   type TimestampSource,
 } from './profile-config.js';
 import type { OptionNames } from './profile-text.js';
-
-/**
- * The older way to change the algorithm and signed content of the default header format; a profile
- * (createProfile) describes any format, and is what a new setup should use.
- */
-export interface SignatureScheme {
-  readonly hash: HashName;
-  /** The signed content as pieces, fed to the HMAC in order (no concatenation copy of the body). */
-  signedContent(timestamp: string, body: SignedPiece): readonly SignedPiece[];
-}
-
-export const defaultScheme: SignatureScheme = {
-  hash: 'SHA-256',
-  signedContent: (timestamp, body) => [`${timestamp}.`, body],
-};
+import type { SignatureSyntax } from './syntaxes/index.js';
 
 export const DEFAULT_SIGNATURE_HEADER = 'webhook-signature';
 
@@ -35,7 +18,6 @@ const defaultOptions: OptionNames = (part) =>
 /** The service's preview format: `webhook-signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`. */
 export const defaultProfile: SignatureProfile = buildProfile(
   resolveConfig({ name: 'default', signature: { header: DEFAULT_SIGNATURE_HEADER, syntax: 't-v1' } }),
-  undefined,
   defaultOptions,
 );
 
@@ -52,7 +34,6 @@ export const standardWebhooks: SignatureProfile = buildProfile(
     encoding: 'base64',
     secretFormat: 'whsec',
   }),
-  undefined,
   // The header names are the standard's own: another name means another format.
   (part) => `make a profile of your own with createProfile (its ${part}.header)`,
 );
@@ -82,7 +63,7 @@ export function bodySignature(options: BodySignatureOptions = {}): SignatureProf
     signature: { bodyField: field, syntax, content },
   });
   const option = { signature: 'field', timestamp: 'timestamp', id: 'id' } as const;
-  return buildProfile(config, undefined, (part) => `set bodySignature({ ${option[part]} })`);
+  return buildProfile(config, (part) => `set bodySignature({ ${option[part]} })`);
 }
 
 /** The presets by the names the CLI's --profile takes. */
@@ -93,33 +74,28 @@ export const profilePresets: Readonly<Record<string, () => SignatureProfile>> = 
 };
 
 /**
- * The profile a receiver or signer uses: `profile` when given, else the default one adjusted by the older
- * `signatureHeader` and `scheme` options (which keep working).
+ * The profile a receiver or signer uses: `profile` when given, else the default one, its header renamed by
+ * `signatureHeader` when given.
  */
 export function resolveProfile(options: {
   profile?: SignatureProfile | undefined;
   signatureHeader?: string | undefined;
-  scheme?: SignatureScheme | undefined;
 }): SignatureProfile {
-  const { profile, signatureHeader, scheme } = options;
+  const { profile, signatureHeader } = options;
   if (profile !== undefined) {
     if (typeof profile?.read !== 'function') {
       throw new WebhookConfigError(
         'profile must be made by createProfile() or be a preset such as standardWebhooks.',
       );
     }
-    if (signatureHeader !== undefined || scheme !== undefined) {
+    if (signatureHeader !== undefined) {
       throw new WebhookConfigError(
-        'Give either profile or signatureHeader/scheme: the profile already names its headers and algorithm.',
+        'Give either profile or signatureHeader: the profile already names its headers and algorithm.',
       );
     }
     return profile;
   }
-  if (signatureHeader === undefined && scheme === undefined) return defaultProfile;
-  const config = resolveConfig({
-    name: 'default',
-    signature: { header: signatureHeader ?? DEFAULT_SIGNATURE_HEADER, syntax: 't-v1' },
-    ...(scheme ? { hash: scheme.hash } : {}),
-  });
-  return buildProfile(config, scheme?.signedContent, defaultOptions);
+  if (signatureHeader === undefined) return defaultProfile;
+  const config = resolveConfig({ name: 'default', signature: { header: signatureHeader, syntax: 't-v1' } });
+  return buildProfile(config, defaultOptions);
 }

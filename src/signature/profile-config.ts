@@ -1,7 +1,7 @@
 import { WebhookConfigError } from '../base/errors.js';
 import type { DigestEncoding, HashName } from '../crypto/provider.js';
-import type { SignatureSyntax } from './header-syntax.js';
 import type { SecretFormat } from './secrets.js';
+import { type SignatureSyntax, syntaxes, syntaxNames } from './syntaxes/index.js';
 
 /**
  * How the body is signed when the signature travels inside it:
@@ -74,7 +74,6 @@ export interface ResolvedConfig {
 const HASHES: readonly HashName[] = ['SHA-256', 'SHA-384', 'SHA-512'];
 const ENCODINGS: readonly DigestEncoding[] = ['hex', 'base64'];
 const SECRET_FORMATS: readonly SecretFormat[] = ['text', 'whsec'];
-const SYNTAXES: readonly SignatureSyntax[] = ['t-v1', 'v1-list', 'plain'];
 const BODY_CONTENT: readonly BodySignedContent[] = ['raw-without-member', 'json-without-member'];
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -100,13 +99,13 @@ function resolveLocation(name: string, location: SignatureLocation | undefined):
   if (location && 'header' in location && !('bodyField' in location)) {
     return {
       header: headerName(name, 'signature.header', location.header),
-      syntax: oneOf(name, 'signature.syntax', location.syntax ?? 't-v1', SYNTAXES),
+      syntax: oneOf(name, 'signature.syntax', location.syntax ?? 't-v1', syntaxNames),
     };
   }
   if (location && 'bodyField' in location && !('header' in location)) {
     return {
       bodyField: fieldName(name, 'signature.bodyField', location.bodyField),
-      syntax: oneOf(name, 'signature.syntax', location.syntax ?? 't-v1', SYNTAXES),
+      syntax: oneOf(name, 'signature.syntax', location.syntax ?? 't-v1', syntaxNames),
       content: oneOf(name, 'signature.content', location.content ?? 'raw-without-member', BODY_CONTENT),
     };
   }
@@ -118,7 +117,7 @@ function resolveTimestamp(
   source: TimestampSource | undefined,
   signature: ResolvedConfig['signature'],
 ): TimestampSource {
-  const timestamped = signature.syntax === 't-v1';
+  const timestamped = syntaxes[signature.syntax].carriesTimestamp;
   if (source === undefined || source === 'signature') {
     if (timestamped) return 'signature';
     return fail(

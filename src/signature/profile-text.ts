@@ -1,6 +1,7 @@
 import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { BodyShapeProblem } from './json-members.js';
 import type { ResolvedConfig, Slot } from './profile-config.js';
+import { syntaxes } from './syntaxes/index.js';
 
 /** What exactly is wrong with a signature that cannot be checked, when the reading can tell. */
 export type SignatureProblem =
@@ -31,31 +32,17 @@ export const createProfileOptions =
     return `set ${path} of createProfile({ name: '${config.name}' })`;
   };
 
-const SYNTAX_RULE = {
-  't-v1': 'it needs exactly one t (digits only) and at least one v1',
-  'v1-list': 'it needs at least one v1,<signature> item, items separated by spaces',
-  plain: 'the whole value is the signature',
-} as const;
-
 /**
  * Every message a profile gives, derived from its config alone: a new format describes itself here, by its
  * config, with no message written for it. Names and syntax only: never a secret, a signature or the body.
  */
-export function describeProfile(
-  config: ResolvedConfig,
-  options: OptionNames,
-  customContent: boolean,
-): ProfileText {
+export function describeProfile(config: ResolvedConfig, options: OptionNames): ProfileText {
   const { signature, timestamp, id, encoding } = config;
   const inBody = 'bodyField' in signature;
   const field = inBody ? signature.bodyField : '';
   const digest = `<${encoding}>`;
-  const value =
-    signature.syntax === 't-v1'
-      ? `t=<unix seconds>,v1=${digest}`
-      : signature.syntax === 'v1-list'
-        ? `v1,${digest}[ v1,${digest}…]`
-        : digest;
+  const syntax = syntaxes[signature.syntax];
+  const value = syntax.shape(digest);
   const carrier = inBody
     ? `the body's top-level "${signature.bodyField}" member`
     : `the ${signature.header} header`;
@@ -77,13 +64,11 @@ export function describeProfile(
     );
   if (id) parts.push(`${id.header}: <message id>`);
   const format = parts.join(', ');
-  const signed = customContent
-    ? 'the content the scheme option signs'
-    : `"${config.template.before.map(slotText).join('')}<body>${config.template.after.map(slotText).join('')}" (<body>: ${
-        inBody
-          ? `the body without its "${signature.bodyField}" member, cut from the bytes as received`
-          : 'the raw body bytes'
-      })`;
+  const signed = `"${config.template.before.map(slotText).join('')}<body>${config.template.after.map(slotText).join('')}" (<body>: ${
+    inBody
+      ? `the body without its "${signature.bodyField}" member, cut from the bytes as received`
+      : 'the raw body bytes'
+  })`;
   const tolerance = (side: string) =>
     `The signature timestamp (${timestampPlace}) is ${side} than the tolerance.`;
   const problems: Record<SignatureProblem, string> = {
@@ -92,7 +77,7 @@ export function describeProfile(
     member_repeated: `The body has more than one top-level "${field}" member: which one was signed cannot be told, so none is used. Send it once.`,
     member_not_string: `${Carrier} is not a JSON string: expected "${value}".`,
     member_nested: `The body has no top-level "${field}" member, only one nested inside another value: the signature is read from the top level only. Expected ${format}.`,
-    signature_syntax: `${Carrier} is not of the form ${value}: ${SYNTAX_RULE[signature.syntax]}.`,
+    signature_syntax: `${Carrier} is not of the form ${value}: ${syntax.rule}.`,
     timestamp_invalid: `${timestampPlace[0]?.toUpperCase() + timestampPlace.slice(1)} is missing or not a timestamp (${
       typeof timestamp === 'object' && 'bodyField' in timestamp
         ? 'ISO 8601 with an offset, or unix seconds'
@@ -102,7 +87,7 @@ export function describeProfile(
   };
   const messages: Record<SignatureFailureReason, string> = {
     missing_signature: `${Carrier} is missing or empty; expected ${format}. Send the ${inBody ? 'body' : 'header'} the service signed, or ${options('signature')} if the service uses another name.`,
-    malformed_signature: `The signature cannot be read: expected ${format}; ${SYNTAX_RULE[signature.syntax]}.`,
+    malformed_signature: `The signature cannot be read: expected ${format}; ${syntax.rule}.`,
     stale_timestamp: `${tolerance('older')} Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.`,
     future_timestamp: `${tolerance('further in the future')} Check the clock of this server (NTP) or raise toleranceSeconds.`,
     signature_mismatch: `No signature in ${carrier} matches ${signed} with any configured secret. Check that the secret is the one of this endpoint and mode, and that the body reaches the receiver as raw bytes, not re-serialized JSON.`,

@@ -3,16 +3,12 @@ import { WebhookConfigError } from '../base/errors.js';
 import type { SignatureFailureReason } from '../contract/reasons.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
 import type { DigestEncoding, HashName } from '../crypto/provider.js';
-import { type HeaderScan, headerScanners, isDigits } from './header-syntax.js';
 import {
   type BodyShapeProblem,
   hasNestedMember,
   type MemberSpan,
-  scalarValue,
-  stringValue,
   topLevelMembers,
   withMemberLast,
-  withoutMember,
 } from './json-members.js';
 import {
   type ResolvedConfig,
@@ -20,26 +16,16 @@ import {
   type SignatureProfileConfig,
   type Slot,
 } from './profile-config.js';
+import { createProfileOptions, describeProfile, type OptionNames } from './profile-text.js';
 import {
-  createProfileOptions,
-  describeProfile,
-  type OptionNames,
-  type SignatureProblem,
-} from './profile-text.js';
+  bodyTimestamp,
+  failed,
+  readBodySignature,
+  type SignatureReading,
+  withReadingFields,
+} from './reading.js';
 import type { SecretFormat } from './secrets.js';
-
-/** What a request carries for its signature, read by the profile's one parser; the verifier checks the rest. */
-export interface SignatureReading extends HeaderScan {
-  /** Set when nothing can be verified: the reason to answer. */
-  failure: 'missing_signature' | 'malformed_signature' | undefined;
-  /** Unix seconds (NaN until read). */
-  timestamp: number;
-  id: string | undefined;
-  /** What exactly is wrong when `failure` is set, when the reading can tell. */
-  problem: SignatureProblem | undefined;
-  /** The body as signed: the raw body, or for a body signature the body without its member. */
-  body: SignedPiece;
-}
+import { isDigits, syntaxes } from './syntaxes/index.js';
 
 /** What a signer sends: the headers (content-type aside) and the body, which a body signature changes. */
 export interface SignedDelivery {
@@ -89,16 +75,14 @@ export function createProfile(config: SignatureProfileConfig): SignatureProfile 
 }
 
 export type { SignatureProblem } from './profile-text.js';
+export type { SignatureReading } from './reading.js';
 
 type Fill = (reading: { timestampText: string | undefined; id: string | undefined }) => string;
+type BodyField = { bodyField: string } | undefined;
 
-/**
- * `custom` replaces the template: the older `scheme` option's signedContent function. `options` names, in
- * messages, what a user sets to change each part (default: the createProfile config paths).
- */
+/** `options` names, in messages, what a user sets to change each part (default: the createProfile config paths). */
 export function buildProfile(
   config: ResolvedConfig,
-  custom?: (timestamp: string, body: SignedPiece) => readonly SignedPiece[],
   options: OptionNames = createProfileOptions(config),
 ): SignatureProfile {
   const { signature, timestamp: timestampSource, id: idSource } = config;
@@ -106,30 +90,53 @@ export function buildProfile(
   const headers = [signatureHeader, timestampHeader(timestampSource), idSource?.header].filter(
     (name): name is string => name !== undefined,
   );
-  const before = compile(config.template.before);
-  const after = compile(config.template.after);
-  const scan = headerScanners[signature.syntax];
   const bodyField = 'bodyField' in signature ? signature : undefined;
-  const format = (timestampText: string, encoded: string) =>
-    signature.syntax === 't-v1'
-      ? `t=${timestampText},v1=${encoded}`
-      : signature.syntax === 'v1-list'
-        ? `v1,${encoded}`
-        : encoded;
+  const read = makeReader(config, bodyField);
+  const text = describeProfile(config, options);
+  const explain: SignatureProfile['explain'] = (reason, request) => {
+    if (!request || (reason !== 'missing_signature' && reason !== 'malformed_signature'))
+      return text.message(reason);
+    const problem = read(request.headers, request.body).problem;
+    if (problem === undefined && bodyField && hasNestedMember(toBytes(request.body), bodyField.bodyField))
+      return text.message(reason, 'member_nested');
+    return text.message(reason, problem);
+  };
+  return {
+    name: config.name,
+    hash: config.hash,
+    encoding: config.encoding,
+    secretFormat: config.secretFormat,
+    signatureHeader,
+    headers,
+    config,
+    format: text.format,
+    explain,
+    read,
+    signedContent: makeSignedContent(config),
+    prepareSigning: makeSigning(config, bodyField),
+  };
+}
 
-  const needsBody =
-    bodyField !== undefined || (typeof timestampSource === 'object' && 'bodyField' in timestampSource);
+function needsBody(config: ResolvedConfig, bodyField: BodyField): boolean {
+  const source = config.timestamp;
+  return bodyField !== undefined || (typeof source === 'object' && 'bodyField' in source);
+}
 
-  const read = (headers: HeaderSource, body: SignedPiece): SignatureReading => {
+/** The profile's one parser: the syntax's scan of the header or member, then the timestamp and id. */
+function makeReader(config: ResolvedConfig, bodyField: BodyField): SignatureProfile['read'] {
+  const { signature, timestamp: timestampSource, id: idSource } = config;
+  const scan = syntaxes[signature.syntax].scan;
+  const withBody = needsBody(config, bodyField);
+  return (headers, body) => {
     let bytes: Bytes | undefined;
     let members: MemberSpan[] | BodyShapeProblem | undefined;
-    if (needsBody) {
+    if (withBody) {
       bytes = toBytes(body);
       members = topLevelMembers(bytes);
     }
     const reading = bodyField
       ? readBodySignature(bytes as Bytes, members, bodyField.bodyField, scan)
-      : withReadingFields(scan(getHeader(headers, signatureHeader as string)), body);
+      : withReadingFields(scan(getHeader(headers, (signature as { header: string }).header)), body);
     if (!reading.present) return failed(reading, 'missing_signature');
     if (reading.failure) return reading;
     if (reading.signatures.length === 0) return failed(reading, 'malformed_signature', 'signature_syntax');
@@ -156,31 +163,30 @@ export function buildProfile(
     }
     return reading;
   };
+}
 
-  const signedContent: SignatureProfile['signedContent'] = (reading) => {
-    if (custom) return custom(reading.timestampText as string, reading.body);
+function makeSignedContent(config: ResolvedConfig): SignatureProfile['signedContent'] {
+  const before = compile(config.template.before);
+  const after = compile(config.template.after);
+  return (reading) => {
     const head = before(reading);
     const tail = after(reading);
     if (tail) return head ? [head, reading.body, tail] : [reading.body, tail];
     return head ? [head, reading.body] : [reading.body];
   };
+}
 
-  const prepareSigning: SignatureProfile['prepareSigning'] = ({ body, timestamp, id }) => {
+/** What a signer needs: the reading to sign, and the syntax's layout of the signature for sending. */
+function makeSigning(config: ResolvedConfig, bodyField: BodyField): SignatureProfile['prepareSigning'] {
+  const { timestamp: timestampSource, id: idSource } = config;
+  const format = syntaxes[config.signature.syntax].format;
+  const withBody = needsBody(config, bodyField);
+  return ({ body, timestamp, id }) => {
     if (idSource && !id)
       throw new WebhookConfigError(`Signature profile '${config.name}' signs a message id: give id.`);
-    const bytes = needsBody ? toBytes(body) : undefined;
+    const bytes = withBody ? toBytes(body) : undefined;
     const members = bytes ? topLevelMembers(bytes) : undefined;
-    let seconds = timestamp;
-    if (typeof timestampSource === 'object' && 'bodyField' in timestampSource) {
-      const fromBody = bodyTimestamp(bytes as Bytes, members, timestampSource.bodyField);
-      if (fromBody === undefined || (timestamp !== undefined && timestamp !== fromBody)) {
-        throw new WebhookConfigError(
-          `Signature profile '${config.name}' takes the timestamp from the body's "${timestampSource.bodyField}" (ISO 8601 or unix seconds): set it there${timestamp === undefined ? '' : ' to the timestamp you sign with'}.`,
-        );
-      }
-      seconds = fromBody;
-    }
-    if (seconds === undefined) throw new WebhookConfigError('A timestamp (unix seconds) is needed to sign.');
+    const seconds = signingSeconds(config, bytes, members, timestamp);
     const timestampText = String(seconds);
     if (
       bodyField &&
@@ -191,71 +197,46 @@ export function buildProfile(
       );
     }
     // The payload is signed as given; the member goes after the last one, so the verifier's cut gives it back.
-    const signedBody = body;
     return {
-      reading: { timestampText, id, body: signedBody },
+      reading: { timestampText, id, body },
       timestamp: seconds,
       deliver(encoded) {
         const out: Record<string, string> = {};
         if (idSource) out[idSource.header] = id as string;
         if (typeof timestampSource === 'object' && 'header' in timestampSource)
           out[timestampSource.header] = timestampText;
+        const value = format(timestampText, encoded);
         if (!bodyField) {
-          out[signatureHeader as string] = format(timestampText, encoded);
+          out[(config.signature as { header: string }).header] = value;
           return { headers: out, body };
         }
-        const member = `${JSON.stringify(bodyField.bodyField)}:${JSON.stringify(format(timestampText, encoded))}`;
+        const member = `${JSON.stringify(bodyField.bodyField)}:${JSON.stringify(value)}`;
         const sent = withMemberLast(bytes as Bytes, members as MemberSpan[], member);
         return { headers: out, body: typeof body === 'string' ? utf8Text(sent) : sent };
       },
     };
   };
-
-  const text = describeProfile(config, options, custom !== undefined);
-  const explain: SignatureProfile['explain'] = (reason, request) => {
-    if (!request || (reason !== 'missing_signature' && reason !== 'malformed_signature'))
-      return text.message(reason);
-    const problem = read(request.headers, request.body).problem;
-    if (problem === undefined && bodyField && hasNestedMember(toBytes(request.body), bodyField.bodyField))
-      return text.message(reason, 'member_nested');
-    return text.message(reason, problem);
-  };
-
-  return {
-    name: config.name,
-    hash: config.hash,
-    encoding: config.encoding,
-    secretFormat: config.secretFormat,
-    signatureHeader,
-    headers,
-    config,
-    format: text.format,
-    explain,
-    read,
-    signedContent,
-    prepareSigning,
-  };
 }
 
-/** Completes a scan into a reading in place (the scan has room for these fields): one object per request. */
-function withReadingFields(scan: HeaderScan, body: SignedPiece): SignatureReading {
-  const reading = scan as SignatureReading;
-  reading.failure = undefined;
-  reading.timestamp = Number.NaN;
-  reading.id = undefined;
-  reading.problem = undefined;
-  reading.body = body;
-  return reading;
-}
-
-function failed(
-  reading: SignatureReading,
-  reason: 'missing_signature' | 'malformed_signature',
-  problem?: SignatureProblem,
-): SignatureReading {
-  reading.failure = reason;
-  reading.problem = problem;
-  return reading;
+/** The timestamp a signer signs with: the given one, or the body's own when the profile reads it there. */
+function signingSeconds(
+  config: ResolvedConfig,
+  bytes: Bytes | undefined,
+  members: MemberSpan[] | BodyShapeProblem | undefined,
+  timestamp: number | undefined,
+): number {
+  const source = config.timestamp;
+  if (typeof source === 'object' && 'bodyField' in source) {
+    const fromBody = bodyTimestamp(bytes as Bytes, members, source.bodyField);
+    if (fromBody === undefined || (timestamp !== undefined && timestamp !== fromBody)) {
+      throw new WebhookConfigError(
+        `Signature profile '${config.name}' takes the timestamp from the body's "${source.bodyField}" (ISO 8601 or unix seconds): set it there${timestamp === undefined ? '' : ' to the timestamp you sign with'}.`,
+      );
+    }
+    return fromBody;
+  }
+  if (timestamp === undefined) throw new WebhookConfigError('A timestamp (unix seconds) is needed to sign.');
+  return timestamp;
 }
 
 function timestampHeader(source: ResolvedConfig['timestamp']): string | undefined {
@@ -281,53 +262,4 @@ function compile(parts: readonly (string | Slot)[]): Fill {
     }
     return out;
   };
-}
-
-/**
- * The one top-level signature member, and the body without it (cut from the bytes, see withoutMember). A
- * body that cannot carry the member, or carries it twice or not as a string, is malformed: never guessed at.
- */
-function readBodySignature(
-  bytes: Bytes,
-  members: MemberSpan[] | BodyShapeProblem | undefined,
-  field: string,
-  scan: (value: string | undefined) => HeaderScan,
-): SignatureReading {
-  if (typeof members !== 'object') {
-    const reading = withPresence(withReadingFields(scan(undefined), bytes));
-    return failed(reading, 'malformed_signature', members);
-  }
-  const found = members.filter((member) => member.name === field);
-  const value = found.length === 1 ? stringValue(bytes, found[0] as MemberSpan) : undefined;
-  const reading = withReadingFields(scan(value), bytes);
-  if (found.length === 0) return reading;
-  if (found.length > 1) return failed(withPresence(reading), 'malformed_signature', 'member_repeated');
-  if (value === undefined) return failed(withPresence(reading), 'malformed_signature', 'member_not_string');
-  reading.body = withoutMember(bytes, members, members.indexOf(found[0] as MemberSpan));
-  return reading;
-}
-
-/** A member that is there but unreadable (duplicated, not a string) is present: malformed, not missing. */
-function withPresence(reading: SignatureReading): SignatureReading {
-  reading.present = true;
-  return reading;
-}
-
-/** Unix seconds from a body field: a whole number, or ISO 8601 text with an offset. */
-function bodyTimestamp(
-  bytes: Bytes,
-  members: MemberSpan[] | BodyShapeProblem | undefined,
-  field: string,
-): number | undefined {
-  if (typeof members !== 'object') return undefined;
-  const found = members.filter((member) => member.name === field);
-  if (found.length !== 1) return undefined;
-  const value = scalarValue(bytes, found[0] as MemberSpan);
-  if (typeof value === 'number') return Number.isSafeInteger(value) && value >= 0 ? value : undefined;
-  if (value === undefined) return undefined;
-  if (isDigits(value)) return Number(value);
-  // An offset is required: a local time would mean something else on every server.
-  if (!/(Z|[+-]\d{2}:\d{2})$/.test(value)) return undefined;
-  const ms = Date.parse(value);
-  return Number.isNaN(ms) ? undefined : Math.floor(ms / 1000);
 }

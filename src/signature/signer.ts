@@ -2,7 +2,7 @@ import { randomId } from '../base/bytes.js';
 import { RawBodyError, WebhookConfigError } from '../base/errors.js';
 import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import { resolveProfile, type SignatureScheme } from './presets.js';
+import { resolveProfile } from './presets.js';
 import type { SignatureProfile, SignedDelivery } from './profile.js';
 import { type Key, resolveKeys, type Secret } from './secrets.js';
 import { nowSeconds } from './verifier.js';
@@ -20,7 +20,6 @@ export interface SignOptions {
   profile?: SignatureProfile;
   /** Older options adjusting the default profile (as the receiver's). */
   signatureHeader?: string;
-  scheme?: SignatureScheme;
   /** Default defaultCryptoProvider(); signRequest and signPayload need a synchronous one. */
   crypto?: CryptoProvider;
 }

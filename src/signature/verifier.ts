@@ -4,7 +4,7 @@ import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { HeaderSource } from '../contract/request.js';
 import { defaultCryptoProvider } from '../crypto/default.js';
 import { type CryptoProvider, digestLength, type SyncCryptoProvider } from '../crypto/provider.js';
-import { resolveProfile, type SignatureScheme } from './presets.js';
+import { resolveProfile } from './presets.js';
 import type { SignatureProfile, SignatureReading } from './profile.js';
 import { type Mode, resolveKeys, type Secrets } from './secrets.js';
 
@@ -22,9 +22,8 @@ export interface VerifierOptions {
   toleranceSeconds?: Tolerance | undefined;
   /** The signature format. Default: defaultProfile (`webhook-signature: t=…,v1=…`). */
   profile?: SignatureProfile | undefined;
-  /** Older options adjusting the default profile; not together with `profile`. */
+  /** Renames the default profile's header; not together with `profile`. */
   signatureHeader?: string | undefined;
-  scheme?: SignatureScheme | undefined;
   /** Default: defaultCryptoProvider() (node:crypto where it exists, else Web Crypto). */
   crypto?: CryptoProvider | undefined;
 }
@@ -53,13 +52,8 @@ export interface Verifier<
   signedBody(request: SignedRequestParts): SignedPiece;
 }
 
-/** Resolves secrets, profile and keys once; use it on hot paths instead of verifySignature. */
-export function createVerifier(
-  options: VerifierOptions & { crypto: SyncCryptoProvider },
-): Verifier<VerifyResult>;
-export function createVerifier(options: VerifierOptions): Verifier;
-export function createVerifier(options: VerifierOptions): Verifier {
-  const profile = resolveProfile(options);
+/** The crypto option, checked here: a wrong object would otherwise fail only on the first delivery. */
+function cryptoOf(options: VerifierOptions): CryptoProvider {
   const crypto = options.crypto ?? defaultCryptoProvider();
   if (
     typeof crypto?.hmac !== 'function' ||
@@ -70,6 +64,17 @@ export function createVerifier(options: VerifierOptions): Verifier {
       'crypto must be a CryptoProvider: nodeCryptoProvider(), webCryptoProvider(), or an object with sync, prepareKey, hmac and sha256Hex.',
     );
   }
+  return crypto;
+}
+
+/** Resolves secrets, profile and keys once; use it on hot paths instead of verifySignature. */
+export function createVerifier(
+  options: VerifierOptions & { crypto: SyncCryptoProvider },
+): Verifier<VerifyResult>;
+export function createVerifier(options: VerifierOptions): Verifier;
+export function createVerifier(options: VerifierOptions): Verifier {
+  const profile = resolveProfile(options);
+  const crypto = cryptoOf(options);
   const { hash, encoding } = profile;
   const keys = resolveKeys(options.secrets, profile.secretFormat).map((key) => ({
     mode: key.mode,

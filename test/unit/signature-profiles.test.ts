@@ -208,7 +208,7 @@ describe('profiles by configuration', () => {
     expect(signed.headers['x-literal-signature']).toBe(expected);
   });
 
-  it('the older signatureHeader and scheme options resolve to the same default format', () => {
+  it('the signatureHeader option renames the default profile’s header', () => {
     expect(resolveProfile({})).toBe(defaultProfile);
     const renamed = resolveProfile({ signatureHeader: 'X-Messaging-Signature' });
     expect(renamed.signatureHeader).toBe('x-messaging-signature');

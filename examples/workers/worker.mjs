@@ -5,8 +5,6 @@
 import { createWorker, queue, receiver } from './queue.mjs';
 
 const worker = await createWorker({ receiver, queue, concurrency: Number(process.env.CONCURRENCY ?? 16) });
-console.log('Worker running; Ctrl-C lets running jobs finish (10 s at most) and leaves the others queued.');
-
 for (const signal of ['SIGINT', 'SIGTERM']) {
   process.once(signal, async () => {
     await worker.close({ timeoutMs: 10_000 });
@@ -14,3 +12,5 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
     process.exit(0);
   });
 }
+// Only once the handlers are in place: whoever waits for this line may send a signal at once.
+console.log('Worker running; Ctrl-C lets running jobs finish (10 s at most) and leaves the others queued.');

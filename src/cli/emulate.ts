@@ -110,11 +110,12 @@ export const emulate: Command = {
       if (error.code !== 'EADDRINUSE') throw error;
       throw new UsageError(`emulate: port ${options.port} is in use. Pick another with --port, or --port 0.`);
     });
-    printBanner(emulator);
     return new Promise<number>((resolve) => {
       const stop = () => void emulator.close().then(() => resolve(0));
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      // Printed once the handlers are in place: whoever waits for the banner may send a signal at once.
+      printBanner(emulator);
     });
   },
 };

@@ -81,10 +81,6 @@ export const listen: Command = {
     });
     const { address, port: bound } = server.address() as AddressInfo;
     const host = address.includes(':') ? `[${address}]` : address;
-    out(
-      `Listening on http://${host}:${bound}/ (any path), verifying ${profile.format}${forward ? `, forwarding to ${forward}` : ''}`,
-    );
-    out(color.dim('Ctrl-C to stop.'));
 
     return new Promise<number>((resolve) => {
       const stop = () => {
@@ -94,6 +90,11 @@ export const listen: Command = {
       };
       process.once('SIGINT', stop);
       process.once('SIGTERM', stop);
+      // Printed once the handlers are in place: whoever waits for this line may send a signal at once.
+      out(
+        `Listening on http://${host}:${bound}/ (any path), verifying ${profile.format}${forward ? `, forwarding to ${forward}` : ''}`,
+      );
+      out(color.dim('Ctrl-C to stop.'));
       // A wrapper (npx) may end on a signal without passing it on: stop with it rather than listen on, orphaned,
       // and exit even if a connection still holds the server open: nobody is left to see this process.
       const stopWatching = whenStarterEnds(() => {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import {
+  existsSync,
   mkdirSync,
   mkdtempSync,
   readdirSync,
@@ -9,11 +10,33 @@ import {
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, parse } from 'node:path';
 import { ensureBuilt, root } from './build.js';
 
 /** Where consumer apps are made: inside the repository, so their other imports resolve from its node_modules. */
 const consumersDir = join(root, 'tmp/consumers');
+
+/**
+ * A folder for an app that must see only its own node_modules: Node and TypeScript look for packages in every
+ * ancestor's node_modules too, so a folder under one (a TMPDIR inside a checkout, packages someone installed in
+ * /tmp) would lend the app packages it never installed. The first of the usual temporary folders without one.
+ */
+function isolatedBase(): string {
+  const underNodeModules = (dir: string): boolean => {
+    for (let at = dir; ; at = dirname(at)) {
+      if (existsSync(join(at, 'node_modules'))) return true;
+      if (at === parse(at).root) return false;
+    }
+  };
+  const candidates = [tmpdir(), '/tmp', '/var/tmp', '/dev/shm'];
+  const base = candidates.find((dir) => existsSync(dir) && !underNodeModules(dir));
+  if (base === undefined) {
+    throw new Error(
+      `Every temporary folder (${candidates.join(', ')}) has a node_modules in it or above it; an app made there would resolve packages it did not install. Remove that node_modules or set TMPDIR to a folder without one.`,
+    );
+  }
+  return base;
+}
 
 export interface Consumer {
   dir: string;
@@ -35,7 +58,7 @@ export async function installPackedPackage(options: { only?: string[] } = {}): P
   await ensureBuilt();
   mkdirSync(consumersDir, { recursive: true });
   const dir = mkdtempSync(
-    options.only ? join(tmpdir(), 'messaging-webhooks-consumer-') : join(consumersDir, 'app-'),
+    options.only ? join(isolatedBase(), 'messaging-webhooks-consumer-') : join(consumersDir, 'app-'),
   );
   for (const name of options.only ?? []) {
     const link = join(dir, 'node_modules', name);

@@ -49,6 +49,34 @@ export function readNodeBody(
   if (declared !== undefined && declared > maxBytes) return Promise.resolve(BODY_TOO_LARGE);
   if (req.readableEnded) return Promise.resolve(undefined);
   if (req.destroyed) return Promise.reject(new Error('The request stream was destroyed before it was read.'));
+  // Node's parser goes on to the body right after the request event: one microtask later, a body that came
+  // with its headers is all in the stream's buffer, and is taken whole with no timer, listener or stream event.
+  return Promise.resolve(declared).then(
+    (length) => bufferedBody(req, length) ?? streamedBody(req, maxBytes, deadlineMs, length),
+  );
+}
+
+/**
+ * The whole body when it is already buffered: HTTP/1 only, where the parser hands over exactly Content-Length
+ * bytes, so a buffer of that length is the complete body and nothing can follow it.
+ */
+function bufferedBody(req: IncomingMessage, declared: number | undefined): Buffer | undefined {
+  if (declared === undefined || declared === 0 || req.httpVersionMajor !== 1) return undefined;
+  if (req.readableFlowing || req.readableLength !== declared) return undefined;
+  const body = req.read() as Buffer | null;
+  if (body === null) return undefined;
+  // Flowing with nothing listening lets the stream end by itself once the parser has marked it complete.
+  req.resume();
+  return body;
+}
+
+/** Reads the rest of a body as it streams in, under the body deadline. */
+function streamedBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  deadlineMs: number,
+  declared: number | undefined,
+): Promise<NodeBody | undefined> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

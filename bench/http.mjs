@@ -4,14 +4,20 @@
 // the adapters take their whole processed path (verify, parse, claim, handler, complete), never the duplicate
 // shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), REWARM (s before each slice, 0.5),
 // CONNECTIONS (10), ONLY (names, comma list),
-// PROFILE (a folder: each server writes a V8 CPU profile there).
-import { fork } from 'node:child_process';
+// PROFILE (a folder: each server writes a V8 CPU profile there, read by bench/profile.mjs), PIN (0: no CPU pinning).
+import { execFileSync, fork, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { handRoute } from './hand-route.mjs';
 
 const SECRET = 'whsec_bench_http_3c9d1e7f5a2b4c6d8e0f1a2b3c4d5e6f';
 const BODY_BYTES = 1024;
 const PATH = '/webhooks';
+// The receiver's default bodyTimeoutMs: the hand routes get the same deadline from their server.
+const BODY_TIMEOUT_MS = 10_000;
 
 /** The contenders: how each server mounts the route. Loaded in the server process only. */
 const contenders = {
@@ -69,56 +75,20 @@ const contenders = {
     });
     return { listen: () => app.listen({ port: 0, host: '127.0.0.1' }), stats };
   },
-  // What a user writes by hand to be as safe as the adapter: the raw-body route, constructEvent, the event's
-  // schema (zod safeParse), an atomic claim and completion in a Map (a retry of a finished event is answered as a
-  // duplicate, one in progress 409, a failed one released), dispatch to the event type's handler.
-  'fastify + constructEvent + zod + Map dedupe (same guarantees)': async () => {
+  // What a user writes by hand to be as safe as the adapter (bench/hand-route.mjs): Fastify's requestTimeout
+  // as the body deadline, the raw body, constructEvent, zod, a Map claim, p-queue around the handler.
+  'fastify hand route (same guarantees)': async () => {
     const { default: Fastify } = await import('fastify');
-    const { z } = await import('zod');
     const stats = { processed: 0 };
-    const stripe = await stripeClient();
-    const schema = z.looseObject({
-      id: z.string().optional(),
-      type: z.literal('message.delivered'),
-      created_at: z.iso.datetime({ offset: true }).optional(),
-      data: z.looseObject({
-        message_id: z.string(),
-        to: z.string().regex(/^\+[1-9]\d{1,14}$/),
-        operator: z.string(),
-      }),
-    });
-    const handlers = {
-      'message.delivered': (event) => {
-        if (event.data.to.length > 0) stats.processed++;
-      },
-    };
-    const seen = new Map();
-    const app = Fastify();
+    const receive = handRoute(SECRET, countDelivered(stats));
+    const app = Fastify({ requestTimeout: BODY_TIMEOUT_MS });
     await app.register(async (scope) => {
       scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) =>
         done(null, body),
       );
       scope.post(PATH, async (request, reply) => {
-        let event;
-        try {
-          event = stripe.webhooks.constructEvent(request.body, request.headers['webhook-signature'], SECRET);
-        } catch {
-          return reply.code(401).send({ error: 'invalid signature' });
-        }
-        const parsed = schema.safeParse(event);
-        if (!parsed.success) return reply.code(422).send({ error: 'invalid event' });
-        const state = seen.get(parsed.data.id);
-        if (state === 'done') return { received: true, duplicate: true };
-        if (state === 'running') return reply.code(409).send({ error: 'in progress' });
-        seen.set(parsed.data.id, 'running');
-        try {
-          await handlers[parsed.data.type]?.(parsed.data);
-        } catch {
-          seen.delete(parsed.data.id);
-          return reply.code(500).send({ error: 'handler failed' });
-        }
-        seen.set(parsed.data.id, 'done');
-        return { received: true };
+        const answer = await receive(request.body, request.headers['webhook-signature']);
+        return reply.code(answer.status).send(answer.body);
       });
     });
     return { listen: () => app.listen({ port: 0, host: '127.0.0.1' }), stats };
@@ -150,6 +120,17 @@ const contenders = {
       res.status(outcome.status).set(outcome.headers).send(outcome.body);
     });
     return { listen: () => listenExpress(app), stats };
+  },
+  'express hand route (same guarantees)': async () => {
+    const { default: express } = await import('express');
+    const stats = { processed: 0 };
+    const receive = handRoute(SECRET, countDelivered(stats));
+    const app = express();
+    app.post(PATH, express.raw({ type: 'application/json' }), async (req, res) => {
+      const answer = await receive(req.body, req.headers['webhook-signature']);
+      res.status(answer.status).json(answer.body);
+    });
+    return { listen: () => listenExpress(app, BODY_TIMEOUT_MS), stats };
   },
   'express + stripe constructEvent': async () => {
     const { default: express } = await import('express');
@@ -196,10 +177,18 @@ async function stripeClient() {
   return new Stripe('sk_test_bench_not_a_real_key'); // constructEvent is local: no request is made
 }
 
-function listenExpress(app) {
+function listenExpress(app, requestTimeout) {
   return new Promise((resolve) => {
     const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}`));
+    if (requestTimeout !== undefined) server.requestTimeout = requestTimeout;
   });
+}
+
+/** The hand routes' handler: counts what it is given, as the adapters' handler does. */
+function countDelivered(stats) {
+  return (event) => {
+    if (event.data.to.length > 0) stats.processed++;
+  };
 }
 
 // ---- server process -------------------------------------------------------------------------------------------
@@ -210,7 +199,14 @@ async function serve(name) {
   process.send({ url });
   process.on('message', (message) => {
     if (message === 'stats') process.send({ processed: stats.processed, cpu: process.cpuUsage() });
-    if (message === 'exit') process.exit(0); // a clean exit writes the --cpu-prof profile
+    if (message === 'exit') {
+      // The profile's reader (bench/profile.mjs) divides its time by the requests this server answered.
+      if (process.env.PROFILE) {
+        const file = join(process.env.PROFILE, `${process.pid}.requests.json`);
+        writeFileSync(file, JSON.stringify({ name, requests: stats.processed }));
+      }
+      process.exit(0); // a clean exit writes the --cpu-prof profile
+    }
   });
 }
 
@@ -241,7 +237,12 @@ function signedEvent(n) {
 /** A contender's server process; `cursor` counts its events, so it never sees one twice. */
 async function startServer(name) {
   const execArgv = process.env.PROFILE ? ['--cpu-prof', `--cpu-prof-dir=${process.env.PROFILE}`] : [];
-  const child = fork(fileURLToPath(import.meta.url), ['serve', name], { stdio: 'inherit', execArgv });
+  const script = [...execArgv, fileURLToPath(import.meta.url), 'serve', name];
+  const child = PINNED
+    ? spawn('taskset', ['-c', String(SERVER_CPU), process.execPath, ...script], {
+        stdio: ['inherit', 'inherit', 'inherit', 'ipc'],
+      })
+    : fork(script[execArgv.length], script.slice(execArgv.length + 1), { stdio: 'inherit', execArgv });
   const { url } = await new Promise((resolve, reject) => {
     child.once('message', resolve);
     child.once('exit', (code) => reject(new Error(`the ${name} server exited with ${code}`)));
@@ -273,6 +274,23 @@ async function load(autocannon, server, seconds, connections) {
   return { result, sent: server.cursor - first };
 }
 
+/**
+ * With two CPUs or more (and taskset), the servers run on the last CPU and this driver on the first: neither
+ * waits for the other's core, which otherwise moved a contender's CPU per request by ±20% from run to run.
+ * PIN=0 turns it off.
+ */
+const SERVER_CPU = availableParallelism() - 1;
+let PINNED = false; // decided by the driver only: a server must not pin itself to the driver's CPU
+
+function pinDriver() {
+  try {
+    execFileSync('taskset', ['-cp', '0', String(process.pid)], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false; // no taskset: unpinned, as before
+  }
+}
+
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 
 async function drive() {
@@ -282,12 +300,14 @@ async function drive() {
   const warmup = Number(process.env.WARMUP ?? 1);
   const rewarm = Number(process.env.REWARM ?? 0.5);
   const connections = Number(process.env.CONNECTIONS ?? 10);
+  PINNED = process.env.PIN !== '0' && SERVER_CPU > 0 && pinDriver();
   const only = process.env.ONLY?.split(',').map((name) => name.trim());
   const names = Object.keys(contenders).filter((name) => !only || only.some((part) => name.includes(part)));
   console.log(
     `bench/http: ${BODY_BYTES} B signed events, a new event per request, ${connections} connections; ` +
       `each contender: ${warmup} s warmup, then ${rounds} rounds of ${slice} s taken in turns (each after ${rewarm} s unmeasured) ` +
-      `(background load hits all alike), median round reported. Node ${process.version}\n`,
+      `(background load hits all alike), median round reported; ratios are medians of per-round ratios. ` +
+      `${PINNED ? `Servers on CPU ${SERVER_CPU}, this driver on CPU 0. ` : ''}Node ${process.version}\n`,
   );
   if (Buffer.byteLength(signedEvent(0).body) !== BODY_BYTES) throw new Error('the event is not 1 KiB');
   const servers = [];
@@ -324,6 +344,7 @@ async function drive() {
       console.warn(`  ${name}: requests went unprocessed`);
     return {
       name,
+      slices,
       rps: median(slices.map((s) => s.result.requests.average)),
       p50: median(slices.map((s) => s.result.latency.p50)),
       p99: median(slices.map((s) => s.result.latency.p99)),
@@ -338,11 +359,15 @@ async function drive() {
 
 function printTable(rows) {
   const find = (name) => rows.find((row) => row.name === name);
+  // Paired: the two contenders' slices of one round ran minutes apart at most, under the same load.
   const ratios = (a, b) => {
     if (!find(a) || !find(b)) return 'n/a';
-    const rps = (find(a).rps / find(b).rps).toFixed(2);
-    const cpu = (find(b).cpu / find(a).cpu).toFixed(2);
-    return `${rps}× by req/s, ${cpu}× by server CPU per request`;
+    const [first, second] = [find(a).slices, find(b).slices];
+    const rps = median(
+      first.map((slice, i) => slice.result.requests.average / second[i].result.requests.average),
+    );
+    const cpu = median(first.map((slice, i) => second[i].cpuPerRequest / slice.cpuPerRequest));
+    return `${rps.toFixed(2)}× by req/s, ${cpu.toFixed(2)}× by server CPU per request`;
   };
   console.log('\n| contender | req/s | p50 ms | p99 ms | server CPU µs/req | failed | handled / sent |');
   console.log('| --- | ---: | ---: | ---: | ---: | ---: | ---: |');
@@ -355,16 +380,20 @@ function printTable(rows) {
     'fastify adapter',
     'fastify + stripe constructEvent',
     'fastify bare (JSON, no verification)',
-    'fastify + constructEvent + zod + Map dedupe (same guarantees)',
+    'fastify hand route (same guarantees)',
+    'fastify + receiver.receive by hand',
   ];
   const express = [
     'express adapter',
     'express + stripe constructEvent',
     'express bare (JSON, no verification)',
+    'express hand route (same guarantees)',
   ];
   console.log(
-    `\nfastify adapter vs the hand-written route with the same guarantees: ${ratios(fastify[0], fastify[3])} (target ≥ 1.0×)` +
+    `\nfastify adapter vs the hand route with the same guarantees: ${ratios(fastify[0], fastify[3])} (target ≥ 1.0×)` +
+      `\nfastify adapter vs receiver.receive mounted by hand: ${ratios(fastify[0], fastify[4])}` +
       `\nfastify adapter vs fastify + constructEvent alone (reference, not as safe): ${ratios(fastify[0], fastify[1])}` +
+      `\nexpress adapter vs the hand route with the same guarantees: ${ratios(express[0], express[3])} (target ≥ 1.0×)` +
       `\nexpress adapter vs express + constructEvent: ${ratios(express[0], express[1])} (target ≥ 1.10×)` +
       `\nfastify adapter vs fastify bare: ${ratios(fastify[0], fastify[2])}` +
       `\nexpress adapter vs express bare: ${ratios(express[0], express[2])}`,

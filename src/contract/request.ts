@@ -78,6 +78,7 @@ export function getHeader(headers: HeaderSource, name: string): string | undefin
 /** application/json, or any structured-syntax +json type, parameters ignored. */
 export function isJsonContentType(value: string | undefined): boolean {
   if (!value) return false;
+  if (value === 'application/json') return true;
   const semicolon = value.indexOf(';');
   const type = (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));

@@ -13,7 +13,8 @@ const NOT_JSON: Stop = { stop: 'unsupported_media_type' };
 /** The cheap checks, before a byte of the body is read: a webhook is a POST of JSON. */
 export function checkRequest(received: Received): Received | Stop {
   const { request } = received;
-  if (typeof request?.method !== 'string' || request.method.toUpperCase() !== 'POST') return NOT_POST;
+  const method = request?.method;
+  if (method !== 'POST' && (typeof method !== 'string' || method.toUpperCase() !== 'POST')) return NOT_POST;
   if (!isJsonContentType(getHeader(request.headers, 'content-type'))) return NOT_JSON;
   return received;
 }

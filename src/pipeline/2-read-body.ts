@@ -35,5 +35,6 @@ function acceptBody(received: Received, body: unknown, maxBytes: number): Read |
     return { stop: 'body_already_parsed', message };
   }
   if (byteLength(body) > maxBytes) return { stop: 'payload_too_large' };
-  return { ...received, body };
+  // Each step is a literal of one fixed shape: spreading the step before cost a few µs per request on a server.
+  return { request: received.request, requestId: received.requestId, body };
 }

@@ -12,7 +12,7 @@ export interface Verified extends Read {
   /** The signature's timestamp (unix seconds). */
   readonly timestamp: number;
   /** For a profile that signs one: the delivery's message id. */
-  readonly messageId?: string;
+  readonly messageId: string | undefined;
 }
 
 /** The receiver's signature profile, as the verify stage uses it. */
@@ -43,6 +43,12 @@ function accept(read: Read, result: VerifyResult, signature: Signature): Verifie
     const message = signature.explain(result.reason, { headers: read.request.headers, body: read.body });
     return { stop: result.reason, message };
   }
-  const verified: Verified = { ...read, mode: result.mode, timestamp: result.timestamp };
-  return result.messageId === undefined ? verified : { ...verified, messageId: result.messageId };
+  return {
+    request: read.request,
+    requestId: read.requestId,
+    body: read.body,
+    mode: result.mode,
+    timestamp: result.timestamp,
+    messageId: result.messageId,
+  };
 }

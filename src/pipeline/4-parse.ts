@@ -23,7 +23,10 @@ export function parse(verified: Verified, parseEvent: (value: unknown) => Parsed
     return INVALID_JSON;
   }
   const parsed = parseEvent(json);
-  if (parsed.ok) return { ...verified, event: parsed.event };
+  if (parsed.ok) {
+    const { request, requestId, body, mode, timestamp, messageId } = verified;
+    return { request, requestId, body, mode, timestamp, messageId, event: parsed.event };
+  }
   const paths = parsed.issues.map((issue) => issue.path || '(body)').join(', ');
   return {
     stop: 'invalid_event',

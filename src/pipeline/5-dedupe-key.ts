@@ -47,5 +47,7 @@ function keyed(parsed: Parsed, key: string): Keyed {
     mode: parsed.mode,
   };
   if (event.id !== undefined) context.eventId = event.id;
-  return { ...parsed, key, context, handlerContext: deliveryContext(parsed, key) };
+  const { request, requestId, body, mode, timestamp, messageId } = parsed;
+  const handlerContext = deliveryContext(parsed, key);
+  return { request, requestId, body, mode, timestamp, messageId, event, key, context, handlerContext };
 }

@@ -1,15 +1,15 @@
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { ClaimResult, DedupeStore } from '../stores/types.js';
 import type { Keyed } from './5-dedupe-key.js';
-import type { Job } from './7-execute.js';
+import type { Job, Runnable } from './7-execute.js';
 import { type Ran, Settle, type Settlement } from './8-settle.js';
 import { type ImmediateStore, immediate } from './immediate-store.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import type { Report } from './report.js';
 import { DUPLICATE, type Stop } from './stop.js';
 
-/** An event this request holds the claim of, ready to run on the executor. */
-export interface Claimed<Tx> extends Keyed {
+/** An event this request holds the claim of, ready to run on the executor: what the execute stage needs. */
+export interface Claimed<Tx> extends Runnable {
   readonly claim: Claim<Tx>;
 }
 
@@ -43,7 +43,7 @@ export function claim<Tx>(
 function claimed<Tx>(keyed: Keyed, attempt: ClaimAttempt<Tx>): Claimed<Tx> | Stop {
   switch (attempt.status) {
     case 'claimed':
-      return { ...keyed, claim: attempt.claim };
+      return { claim: attempt.claim, request: keyed.request, context: keyed.context };
     case 'duplicate':
       return DUPLICATE;
     case 'unavailable':
@@ -129,18 +129,30 @@ export class Claim<Tx> implements Job<Settlement> {
     this.#settle = new Settle(claims, this);
   }
 
-  async run(): Promise<Settlement> {
+  run(): Promise<Settlement> {
     this.#settle.running();
-    return this.#settle.ran(await this.#dispatch());
+    const settle = (ran: Ran) => this.#settle.ran(ran);
+    const { store } = this.claims;
+    if (store.transact) return this.#dispatchInTransaction(store.transact.bind(store)).then(settle);
+    let handled: Promise<void>;
+    try {
+      handled = this.handle(undefined as Tx);
+    } catch (error) {
+      handled = Promise.reject(error);
+    }
+    // One step from the handlers' end to the settlement: each further step is a turn of the microtask queue.
+    return handled.then(
+      () => settle(NOT_COMMITTED),
+      (error) => settle(handlerFailed(error)),
+    );
   }
 
   abandon(): Promise<unknown> {
     return this.#settle.abandon();
   }
 
-  /** Runs the handlers, inside the store's transaction when it has one; a failure says whose it was. */
-  async #dispatch(): Promise<Ran> {
-    const { store, retentionMs } = this.claims;
+  /** Runs the handlers inside the store's transaction; a failure says whose it was. */
+  async #dispatchInTransaction(transact: NonNullable<DedupeStore<Tx>['transact']>): Promise<Ran> {
     let handlerError: unknown;
     const dispatch = async (tx: Tx) => {
       try {
@@ -151,15 +163,22 @@ export class Claim<Tx> implements Job<Settlement> {
       }
     };
     try {
-      if (store.transact) await store.transact(this.key, this.token, retentionMs, dispatch);
-      else await dispatch(undefined as Tx);
-      return { ok: true, committed: store.transact !== undefined };
+      await transact(this.key, this.token, this.claims.retentionMs, dispatch);
+      return COMMITTED;
     } catch (cause) {
-      return {
-        ok: false,
-        reason: handlerError !== undefined ? 'handler_failed' : 'store_unavailable',
-        cause,
-      };
+      if (handlerError !== undefined) return { ok: false, reason: 'handler_failed', cause };
+      return { ok: false, reason: 'store_unavailable', cause };
     }
   }
+}
+
+const COMMITTED: Ran = { ok: true, committed: true };
+const NOT_COMMITTED: Ran = { ok: true, committed: false };
+
+function handlerFailed(error: unknown): Ran {
+  return {
+    ok: false,
+    reason: 'handler_failed',
+    cause: error ?? new Error('A handler rejected without a reason.'),
+  };
 }

@@ -92,17 +92,24 @@ export class Executor {
     return answered;
   }
 
-  async #run<T>(entry: Entry<T>): Promise<void> {
+  #run<T>(entry: Entry<T>): Promise<void> {
+    let running: Promise<T>;
     try {
-      const result = await entry.job.run();
-      if (!entry.settled) entry.answer(result);
+      running = entry.job.run();
     } catch (error) {
-      // A job's run settles every expected failure itself; a rejection is a bug, passed on to the caller.
-      if (!entry.settled) entry.answer(Promise.reject(error));
-    } finally {
-      entry.settled = true;
-      this.#entries.delete(entry as Entry<unknown>);
+      running = Promise.reject(error);
     }
+    return running.then(
+      (result) => this.#answer(entry, result),
+      // A job's run settles every expected failure itself; a rejection is a bug, passed on to the caller.
+      (error) => this.#answer(entry, Promise.reject(error)),
+    );
+  }
+
+  #answer<T>(entry: Entry<T>, result: T | PromiseLike<T>): void {
+    if (!entry.settled) entry.answer(result);
+    entry.settled = true;
+    this.#entries.delete(entry as Entry<unknown>);
   }
 
   /**
@@ -157,16 +164,22 @@ export interface Runnable {
  * The execute stage: the claim runs in the executor place reserved before claiming. The request waits for its
  * settlement, or with `ack: 'async'` is answered 202 while the event runs on.
  */
-export async function execute(claimed: Runnable, options: ExecuteOptions): Promise<Settlement | Stop> {
+export function execute(claimed: Runnable, options: ExecuteOptions): Promise<Settlement | Stop> {
   const work = options.executor.submit(claimed.claim);
   if (options.ack === 'async') {
-    await keepAlive(claimed.request.waitUntil ?? options.waitUntil, work, claimed.context, options.report);
-    return ACCEPTED;
+    const waitUntil = claimed.request.waitUntil ?? options.waitUntil;
+    return keepAlive(waitUntil, work, claimed.context, options.report).then(() => ACCEPTED);
   }
   const { handlerTimeoutMs } = options;
-  const settled = handlerTimeoutMs === undefined ? await work : await withTimeout(work, handlerTimeoutMs);
-  if (settled === TIMED_OUT) return { stop: 'handler_timeout' };
-  if (settled === CUT_OFF) return { stop: 'shutting_down' };
+  return (handlerTimeoutMs === undefined ? work : withTimeout(work, handlerTimeoutMs)).then(ending);
+}
+
+const HANDLER_TIMEOUT: Stop = { stop: 'handler_timeout' };
+const SHUT_DOWN: Stop = { stop: 'shutting_down' };
+
+function ending(settled: Settlement | typeof CUT_OFF | typeof TIMED_OUT): Settlement | Stop {
+  if (settled === TIMED_OUT) return HANDLER_TIMEOUT;
+  if (settled === CUT_OFF) return SHUT_DOWN;
   return settled;
 }
 

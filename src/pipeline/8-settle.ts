@@ -56,12 +56,14 @@ export class Settle {
   }
 
   /** The handlers ended: settle by how they ran, unless shutdown gave up on the event meanwhile. */
-  ran(ran: Ran): Promise<Settlement> {
+  ran(ran: Ran): Settlement | Promise<Settlement> {
     // Given up by shutdown while the handlers ran: the claim was released then.
-    if (this.#state !== 'running') return Promise.resolve(ABANDONED);
+    if (this.#state !== 'running') return ABANDONED;
     this.#state = 'settling';
-    this.#settling = ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
-    return this.#settling;
+    const settling = ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
+    // A completion the store answered at once settled already: nothing is left for an abandon to wait for.
+    if (settling instanceof Promise) this.#settling = settling;
+    return settling;
   }
 
   /** Shutdown gave up on the event: release the claim so the service's retry runs it, unless it is settling. */
@@ -84,34 +86,48 @@ export class Settle {
     return { status: 'failed', reason };
   }
 
-  async #complete(committed: boolean): Promise<Settlement> {
-    const { store, retentionMs, report, immediate, leases } = this.ledger;
-    const { key, token, context } = this.held;
+  /** Synchronous with a store that answers at once (the memory store): no promise on the common path. */
+  #complete(committed: boolean): Settlement | Promise<Settlement> {
+    const { store, retentionMs, immediate, leases } = this.ledger;
+    const { key, token } = this.held;
     leases.drop(this.held);
     this.#state = 'settled';
     if (committed) return COMPLETED;
     // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
     // lease expires and a later retry may run the event again (at-least-once).
-    try {
-      const owned = immediate
-        ? immediate.completeSync(key, token, retentionMs)
-        : await store.complete(key, token, retentionMs);
-      if (!owned) {
-        await report(
-          'lease_lost',
-          `The claim of ${context.eventType} was taken over before it completed; a retry may run it again.`,
-          undefined,
-          context,
-        );
+    if (immediate) {
+      let owned: boolean;
+      try {
+        owned = immediate.completeSync(key, token, retentionMs);
+      } catch (cause) {
+        return this.#unrecorded(cause);
       }
-    } catch (cause) {
-      await report(
-        'store_unavailable',
-        'The dedupe store failed to record a completed event.',
-        cause,
-        context,
-      );
+      return owned ? COMPLETED : this.#lost();
     }
+    return store.complete(key, token, retentionMs).then(
+      (owned) => (owned ? COMPLETED : this.#lost()),
+      (cause) => this.#unrecorded(cause),
+    );
+  }
+
+  async #lost(): Promise<Settlement> {
+    const { context } = this.held;
+    await this.ledger.report(
+      'lease_lost',
+      `The claim of ${context.eventType} was taken over before it completed; a retry may run it again.`,
+      undefined,
+      context,
+    );
+    return COMPLETED;
+  }
+
+  async #unrecorded(cause: unknown): Promise<Settlement> {
+    await this.ledger.report(
+      'store_unavailable',
+      'The dedupe store failed to record a completed event.',
+      cause,
+      this.held.context,
+    );
     return COMPLETED;
   }
 

@@ -18,3 +18,9 @@ export function deliveryContext(verified: Verified, dedupeKey: string): Delivery
   if (verified.messageId !== undefined) context.messageId = verified.messageId;
   return context;
 }
+
+/** The context a handler run gets: the delivery's, with the store's transaction (a literal: no spread per run). */
+export function withTransaction<Tx>(context: DeliveryContext, tx: Tx): Omit<HandlerContext<Tx>, 'attempt'> {
+  const { requestId, mode, timestamp, dedupeKey, messageId } = context;
+  return { requestId, mode, timestamp, dedupeKey, messageId, tx };
+}

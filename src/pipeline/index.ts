@@ -7,12 +7,13 @@ import { type Read, readBody } from './2-read-body.js';
 import { type Signature, type Verified, verify } from './3-verify.js';
 import { type Parsed, parse } from './4-parse.js';
 import { dedupeKey, type Keyed, type SignedContent } from './5-dedupe-key.js';
-import { type Claims, claim } from './6-claim.js';
+import { type Claimed, type Claims, claim } from './6-claim.js';
 import { handOff } from './6-handoff.js';
 import { type ExecuteOptions, execute } from './7-execute.js';
 import type { Settlement } from './8-settle.js';
 import { type Answering, answer, tag } from './9-answer.js';
 import type { Admission } from './admission.js';
+import { withTransaction } from './handler-context.js';
 import type { Stop } from './stop.js';
 
 export interface PipelineParts<Tx> extends ExecuteOptions, Answering {
@@ -64,36 +65,57 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (received: Receive
     if (admission.closing) return stopped(verified, SHUTTING_DOWN, parts);
     admission.enter();
     try {
-      return await admitted(verified, parts);
+      const parsed = parse(verified, parts.parseEvent);
+      if ('stop' in parsed) return answered(verified, parsed, parts);
+      let keyed = dedupeKey(parsed, parts.signedContent);
+      if (keyed instanceof Promise) keyed = await keyed;
+      let ending: Stop | Settlement | Promise<Stop | Settlement> = parts.queue
+        ? handOff(keyed, parts.queue, parts.report)
+        : run(keyed, parts);
+      if (ending instanceof Promise) ending = await ending;
+      return answered(keyed, ending, parts);
     } finally {
       admission.leave();
     }
   };
 }
 
-/** The walk past verification: its answer is labelled with the event (once parsed) and the mode. */
-async function admitted<Tx>(verified: Verified, parts: PipelineParts<Tx>): Promise<Walked> {
-  const parsed = parse(verified, parts.parseEvent);
-  if ('stop' in parsed)
-    return { reached: verified, outcome: tag(verified, await answer(verified, parsed, parts)) };
-  let keyed = dedupeKey(parsed, parts.signedContent);
-  if (keyed instanceof Promise) keyed = await keyed;
-  const ending = parts.queue ? await handOff(keyed, parts.queue, parts.report) : await run(keyed, parts);
-  return { reached: keyed, outcome: tag(keyed, await answer(keyed, ending, parts)) };
-}
-
-/** 6 claim → 7 execute → 8 settle, in this process. */
-async function run<Tx>(keyed: Keyed, parts: PipelineParts<Tx>): Promise<Stop | Settlement> {
+/**
+ * 6 claim → 7 execute → 8 settle, in this process. Not an async function, like the stages: a request costs a
+ * promise only where something waits (the store, the executor), since each one costs a turn of the microtask
+ * queue on every request.
+ */
+function run<Tx>(keyed: Keyed, parts: PipelineParts<Tx>): Stop | Promise<Stop | Settlement> {
   // A place in the executor before claiming: a retry of an event turned away here finds it unclaimed.
   if (!parts.executor.reserve()) return parts.admission.closing ? SHUTTING_DOWN : OVERLOADED;
   const { event, handlerContext } = keyed;
-  let claimed = claim(keyed, parts.claims, (tx) => parts.registry.dispatch(event, { ...handlerContext, tx }));
-  if (claimed instanceof Promise) claimed = await claimed;
+  const claimed = claim(keyed, parts.claims, (tx) =>
+    parts.registry.dispatch(event, withTransaction(handlerContext, tx)),
+  );
+  if (claimed instanceof Promise) return claimed.then((taken) => executeClaimed(taken, parts));
+  return executeClaimed(claimed, parts);
+}
+
+function executeClaimed<Tx>(
+  claimed: Claimed<Tx> | Stop,
+  parts: PipelineParts<Tx>,
+): Stop | Promise<Stop | Settlement> {
   if ('stop' in claimed) {
     parts.executor.unreserve();
     return claimed;
   }
   return execute(claimed, parts);
+}
+
+/** The answer of a walk past verification, labelled with the event (once parsed) and the mode. */
+function answered<Tx>(
+  reached: Verified | Keyed,
+  ending: Stop | Settlement,
+  parts: PipelineParts<Tx>,
+): Walked | Promise<Walked> {
+  const outcome = answer(reached, ending, parts);
+  if (outcome instanceof Promise) return outcome.then((told) => ({ reached, outcome: tag(reached, told) }));
+  return { reached, outcome: tag(reached, outcome) };
 }
 
 async function stopped<Tx>(reached: Reached, stop: Stop, parts: PipelineParts<Tx>): Promise<Walked> {

@@ -8,11 +8,8 @@ interface Held {
   readonly context: ErrorContext;
 }
 
-interface Lease {
-  /** When the lease has run half its length: from then on a tick renews it. */
-  renewAt: number;
-  renewing: boolean;
-}
+/** While a renewal is on its way, the lease is not due again. */
+const RENEWING = Number.POSITIVE_INFINITY;
 
 /**
  * Keeps the leases of events that wait or run in this process alive, so that only a dead process lets a claim
@@ -23,7 +20,8 @@ interface Lease {
  * that finds nothing held and does not keep the process alive.
  */
 export class LeaseKeeper {
-  readonly #held = new Map<Held, Lease>();
+  /** Each held claim, and when its lease has run half its length: from then on a tick renews it. */
+  readonly #held = new Map<Held, number>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -35,7 +33,7 @@ export class LeaseKeeper {
   /** Starts keeping a claim's lease, taken just now. A store written without `renew` cannot extend it. */
   keep(claim: Held): void {
     if (typeof this.store.renew !== 'function') return;
-    this.#held.set(claim, { renewAt: Date.now() + this.leaseMs / 2, renewing: false });
+    this.#held.set(claim, Date.now() + this.leaseMs / 2);
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#tick(), Math.max(1, Math.floor(this.leaseMs / 4)));
       this.#timer.unref?.();
@@ -57,18 +55,22 @@ export class LeaseKeeper {
       return;
     }
     const now = Date.now();
-    for (const [claim, lease] of this.#held) {
-      if (lease.renewing || lease.renewAt > now) continue;
-      lease.renewing = true;
-      void this.#renew(claim, lease);
+    for (const [claim, renewAt] of this.#held) {
+      if (renewAt > now) continue;
+      this.#held.set(claim, RENEWING);
+      void this.#renew(claim, renewAt);
     }
   }
 
-  async #renew(claim: Held, lease: Lease): Promise<void> {
+  async #renew(claim: Held, dueAt: number): Promise<void> {
+    // Settled meanwhile (dropped): nothing is held any more, and nothing is put back.
+    const stillHeld = (renewAt: number) => {
+      if (this.#held.has(claim)) this.#held.set(claim, renewAt);
+    };
     try {
       const owned = await this.store.renew(claim.key, claim.token, this.leaseMs);
       if (owned) {
-        lease.renewAt = Date.now() + this.leaseMs / 2;
+        stillHeld(Date.now() + this.leaseMs / 2);
       } else if (this.#held.delete(claim)) {
         await this.report(
           'lease_lost',
@@ -79,14 +81,13 @@ export class LeaseKeeper {
       }
     } catch (cause) {
       // The next tick tries again; the lease still has at least a quarter of its length to run.
+      stillHeld(dueAt);
       await this.report(
         'store_unavailable',
         'The dedupe store failed to renew the lease of an event still running.',
         cause,
         claim.context,
       );
-    } finally {
-      lease.renewing = false;
     }
   }
 }

@@ -39,6 +39,11 @@ export class MemoryDedupeStore implements DedupeStore {
   #earliestStray = Number.POSITIVE_INFINITY;
   #nextToken = 0;
   /**
+   * No lease expires before this time (a lower bound: renewals only move expiries later), so a full store
+   * looks for expired leases only once one may have expired, not on every claim.
+   */
+  #leasesExpireFrom = Number.POSITIVE_INFINITY;
+  /**
    * Eviction walks the completions with one live iterator instead of starting a new one each time: a Map keeps
    * the holes of deleted entries until it rehashes, so a fresh iterator at the front would skip every
    * completion evicted so far, on every claim (tens of microseconds once the store is full).
@@ -100,7 +105,9 @@ export class MemoryDedupeStore implements DedupeStore {
     if (lease && lease.expiresAt > now) return { status: 'in_flight', retryAfterMs: lease.expiresAt - now };
     if (!lease) this.#makeRoom(now);
     const token = String(++this.#nextToken);
-    this.#leases.set(key, { token, expiresAt: now + leaseMs });
+    const expiresAt = now + leaseMs;
+    this.#leases.set(key, { token, expiresAt });
+    if (expiresAt < this.#leasesExpireFrom) this.#leasesExpireFrom = expiresAt;
     return { status: 'claimed', token };
   }
 
@@ -123,6 +130,7 @@ export class MemoryDedupeStore implements DedupeStore {
     this.#oldest = undefined;
     this.#latestExpiry = 0;
     this.#earliestStray = Number.POSITIVE_INFINITY;
+    this.#leasesExpireFrom = Number.POSITIVE_INFINITY;
   }
 
   /** Expired entries go first, then the oldest completions; live leases never. */
@@ -135,9 +143,7 @@ export class MemoryDedupeStore implements DedupeStore {
       this.#forget(key);
     }
     if (this.size >= this.maxEntries && this.#earliestStray <= nowSeconds) this.#sweep(nowSeconds);
-    if (this.size >= this.maxEntries) {
-      for (const [key, lease] of this.#leases) if (lease.expiresAt <= now) this.#leases.delete(key);
-    }
+    if (this.size >= this.maxEntries && this.#leasesExpireFrom <= now) this.#dropExpiredLeases(now);
     for (let key = this.#peekOldest(); key !== undefined; key = this.#peekOldest()) {
       if (this.size < this.maxEntries) return;
       this.#forget(key);
@@ -148,6 +154,15 @@ export class MemoryDedupeStore implements DedupeStore {
           'Raise maxEntries above concurrency + maxQueue of the receiver.',
       );
     }
+  }
+
+  #dropExpiredLeases(now: number): void {
+    let earliest = Number.POSITIVE_INFINITY;
+    for (const [key, lease] of this.#leases) {
+      if (lease.expiresAt <= now) this.#leases.delete(key);
+      else if (lease.expiresAt < earliest) earliest = lease.expiresAt;
+    }
+    this.#leasesExpireFrom = earliest;
   }
 
   /** A full pass, only when an entry completed with a shorter retention expired behind the first one. */

@@ -1,10 +1,11 @@
 import { createServer, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Readable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { readNodeBody } from '../../adapters/node-io.js';
 import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome } from '../../src/adapter.js';
 import { gate } from '../support/gate.js';
+import { rawExchange } from '../support/raw-http.js';
 import { until } from '../support/until.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
 import { createConformanceReceiver } from './conformance-receiver.js';
@@ -66,6 +67,65 @@ describe('node:http adapter', () => {
       const response = await fetch(url, { method: 'POST', body: '{"a":1}' });
       expect(await response.text()).toBe('undefined');
     } finally {
+      await closeServer(server);
+    }
+  });
+
+  // A deadline no other timer of the test uses, to tell the reader's timer apart.
+  const DEADLINE_MS = 10_007;
+
+  // A webhook's small body arrives with its headers: taking it from the stream's buffer costs no deadline timer
+  // and no stream events, and the connection must still go on to the next request as usual.
+  it('takes a body that came with its headers from the buffer, with no deadline timer', async () => {
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const bodies: string[] = [];
+    const server = createServer(async (req, res) => {
+      const body = await readNodeBody(req, 1024, DEADLINE_MS);
+      bodies.push(Buffer.from(body as Uint8Array).toString());
+      res.end('ok');
+    });
+    const url = new URL(await listen(server));
+    try {
+      const request = (body: string) =>
+        `POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`;
+      const answer = await rawExchange(Number(url.port), [request('{"a":1}') + request('{"b":2}')], {
+        answers: 2,
+      });
+      expect(answer.statuses).toEqual([200, 200]);
+      expect(bodies).toEqual(['{"a":1}', '{"b":2}']);
+      expect(timers.mock.calls.filter(([, ms]) => ms === DEADLINE_MS)).toEqual([]);
+    } finally {
+      timers.mockRestore();
+      await closeServer(server);
+    }
+  });
+
+  it('reads a body that comes after its headers under the deadline', async () => {
+    const timers = vi.spyOn(globalThis, 'setTimeout');
+    const arrived = gate();
+    const server = createServer(async (req, res) => {
+      arrived.open();
+      const body = await readNodeBody(req, 1024, DEADLINE_MS);
+      res.end(Buffer.from(body as Uint8Array));
+    });
+    const url = await listen(server);
+    try {
+      const answered = new Promise<string>((resolve, reject) => {
+        const request = httpRequest(url, { method: 'POST', headers: { 'content-length': '7' } }, (res) => {
+          let text = '';
+          res.on('data', (chunk) => {
+            text += chunk;
+          });
+          res.on('end', () => resolve(text));
+        });
+        request.on('error', reject);
+        request.flushHeaders();
+        void arrived.opened.then(() => request.end('{"a":1}'));
+      });
+      expect(await answered).toBe('{"a":1}');
+      expect(timers.mock.calls.filter(([, ms]) => ms === DEADLINE_MS)).toHaveLength(1);
+    } finally {
+      timers.mockRestore();
       await closeServer(server);
     }
   });

@@ -68,6 +68,23 @@ describe('MemoryDedupeStore bounds', () => {
     expect(await statusOf('incoming')).toBe('duplicate');
   });
 
+  // A full store looks for expired leases only once the earliest expiry it knows of has passed: a renewal
+  // moves an expiry later, and a lease taken later may expire sooner, so both must still be found.
+  it('evicts a lease that expired after an earlier one was renewed, and keeps the renewed one', async () => {
+    const { clock, store, completeNow, statusOf } = storeAt(3);
+    const renewed = await store.claim('renewed', 1_000);
+    if (renewed.status !== 'claimed') throw new Error('not claimed');
+    await completeNow('kept');
+    clock.ms += 500;
+    expect(await store.renew('renewed', renewed.token, 60_000)).toBe(true);
+    expect((await store.claim('short', 600)).status).toBe('claimed');
+    clock.ms += 1_000;
+    await completeNow('incoming');
+    expect(await statusOf('kept')).toBe('duplicate');
+    expect((await store.claim('renewed', 60_000)).status).toBe('in_flight');
+    expect((await store.claim('short', 60_000)).status).toBe('claimed');
+  });
+
   it('never evicts a live lease: when full of claims in flight, claim rejects with a diagnosis', async () => {
     const { store } = storeAt(2);
     expect((await store.claim('one', 60_000)).status).toBe('claimed');

@@ -1,4 +1,4 @@
-// Where each microsecond of a request goes: reads the V8 CPU profiles `PROFILE=dir node bench/http.mjs` leaves
+// Where each microsecond of a request goes: reads the V8 CPU profiles `PROFILE=dir node bench/http.mjs` (or bench/durable.mjs) leaves
 // (one per server, with the count of requests it answered beside it) and prints, per contender, its busy time
 // grouped by who spent it, in µs per request. `node bench/profile.mjs dir [TOP]`; TOP also lists the top
 // functions of our code.
@@ -24,6 +24,15 @@ const GROUPS = [
   ],
   ['stripe-node constructEvent', (url) => url.includes('node_modules/stripe/')],
   ['the hand route (schema call, Map claim)', (url) => url.includes('bench/hand-route.mjs')],
+  [
+    'BullMQ (Queue.add, Job, scripts)',
+    (url) => /node_modules\/(bullmq|msgpackr|cron-parser|semver)\//.test(url),
+  ],
+  ['node-redis client', (url) => /node_modules\/(@redis|redis|cluster-key-slot|generic-pool)\//.test(url)],
+  [
+    'pg-boss and pg',
+    (url) => /node_modules\/(pg-boss|pg|pg-protocol|pg-pool|pg-types|postgres-[a-z]+)\//.test(url),
+  ],
   ['zod schema', (url) => url.includes('node_modules/zod/')],
   ['p-queue', (url) => /node_modules\/(p-queue|eventemitter3|p-timeout)\//.test(url)],
   [

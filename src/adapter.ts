@@ -21,6 +21,17 @@ export type {
   HashName,
   SyncCryptoProvider,
 } from './crypto/provider.js';
+export {
+  type DeadLetter,
+  DeadLetterError,
+  type DeadLetterErrorCode,
+  type DeadLetterSelection,
+  type DeadLetters,
+  type PurgeResult,
+  type ReplayResult,
+  type SkippedDeadLetter,
+  type SkipReason,
+} from './durable/dead-letters.js';
 export type {
   DispatchingReceiver,
   DurableJob,

@@ -234,7 +234,7 @@ async function engineCall<T>(
   if (settled === TIMED_OUT) {
     throw new DeadLetterError(
       'engine_timeout',
-      `${what} got no answer from ${engine.store} within ${ms} ms. Check that ${engine.store} is up and reachable at the address given (or raise deadlineMs), then run it again.`,
+      `${what} got no answer from ${engine.store} within ${ms} ms. Check that ${engine.store} is up and reachable at the address given (or allow more time), then run it again.`,
     );
   }
   return settled;

@@ -134,7 +134,16 @@ function connect(options: PgBossDeadLettersOptions) {
 }
 
 async function resolveTables(boss: PgBossInstance, name: string, schema: string, start: () => Promise<void>) {
-  await start();
+  try {
+    await start();
+  } catch (error) {
+    if (!/not installed/i.test(String((error as Error)?.message))) throw error;
+    throw new DeadLetterError(
+      'queue_not_found',
+      `pg-boss is not installed in schema '${schema}' of this database: pass the database and schema your pgBossQueue uses.`,
+      { cause: error },
+    );
+  }
   const queue = await boss.getQueue(name);
   if (!queue) {
     throw new DeadLetterError(

@@ -189,7 +189,7 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
 
   return {
     engine: engine.engine,
-    list(options = {}) {
+    async list(options = {}) {
       const limit = pageNumber('limit', options.limit, 20, 1, MAX_LIMIT);
       const offset = pageNumber('offset', options.offset, 0, 0, Number.MAX_SAFE_INTEGER);
       return call('Listing dead letters', () => engine.list(limit, offset));

@@ -1,29 +1,13 @@
-import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import {
-  createPgBossWorker,
-  type PgBossDurableQueue,
-  pgBossDeadLetters,
-  pgBossJobId,
-  pgBossQueue,
-} from '../../src/durable/pg-boss/index.js';
-import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
+import { pgBossDeadLetters, pgBossJobId } from '../../src/durable/pg-boss/index.js';
+import { testRun } from '../support/harness/cluster.js';
 import { deliveredEvent, delivery, expectAccepted } from '../support/unit.js';
-import { type DeadLetterHarness, describeDeadLetters, poisonedQueue } from './dead-letters-conformance.js';
+import { pgBossHarness } from './dead-letter-engines.js';
+import { describeDeadLetters, poisonedQueue } from './dead-letters-conformance.js';
 
 const { run } = testRun();
 const schema = `mw_dl_${run}`;
-let queues = 0;
-
-const harness: DeadLetterHarness<PgBossDurableQueue> = {
-  queue: (attempts) =>
-    pgBossQueue({ connectionString: DATABASE_URL, schema, name: `dl${++queues}`, attempts, backoffMs: 1000 }),
-  worker: (receiver, queue) =>
-    createPgBossWorker({ receiver, queue, concurrency: 4, pollingIntervalSeconds: 0.5 }),
-  deadLetters: (queue) => pgBossDeadLetters({ queue }),
-  unreachable: () =>
-    pgBossDeadLetters({ connectionString: 'postgres://postgres@127.0.0.1:1/test', schema, deadlineMs: 2000 }),
-};
+const harness = pgBossHarness(schema);
 describeDeadLetters('pg-boss', harness);
 
 const closers: (() => Promise<unknown>)[] = [];
@@ -84,9 +68,4 @@ describe('pg-boss: a dead letter whose job left the queue', () => {
   }, 30_000);
 });
 
-afterAll(async () => {
-  const client = new pg.Client(DATABASE_URL);
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
-});
+afterAll(() => harness.cleanup());

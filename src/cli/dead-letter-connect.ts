@@ -1,3 +1,4 @@
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import type { DeadLetters } from '../durable/dead-letters.js';
 import { integer, UsageError } from './args.js';
 
@@ -69,7 +70,7 @@ export async function openDeadLetters(command: string, values: EngineValues): Pr
   }
   const url = values['redis-url'] ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const { bullmqDeadLetters } = await load(() => import('../durable/bullmq/index.js'), 'bullmq');
-  const redis = await redisConnection(url);
+  const redis = await redisConnection(url, deadlineMs);
   const deadLetters = bullmqDeadLetters({
     connection: redis.connection,
     deadlineMs,
@@ -96,10 +97,11 @@ async function load<T>(loader: () => Promise<T>, peer: string): Promise<T> {
 }
 
 /**
- * A node-redis client through BullMQ's adapter when `redis` is installed (the client the docs use); else the
- * URL itself, which BullMQ connects with ioredis.
+ * A node-redis client through BullMQ's adapter when `redis` is installed (the client the docs use), connected
+ * here within the deadline (BullMQ connecting a client closed a moment later would keep the process alive);
+ * else the URL itself, which BullMQ connects with ioredis.
  */
-async function redisConnection(url: string) {
+async function redisConnection(url: string, deadlineMs: number) {
   const { createNodeRedisClient } = await import('bullmq');
   let createClient: typeof import('redis').createClient;
   try {
@@ -108,7 +110,16 @@ async function redisConnection(url: string) {
     return { connection: { url }, close() {} };
   }
   const client = createClient({ url });
-  // A refused connection is reported by the call that needed it, within its deadline.
-  client.on('error', () => {});
+  let failure: string | undefined;
+  client.on('error', (error: Error) => {
+    failure = error.message;
+  });
+  if ((await withTimeout(client.connect(), deadlineMs)) === TIMED_OUT) {
+    client.destroy();
+    const host = URL.canParse(url) ? new URL(url).host : 'the address given';
+    throw new Error(
+      `Redis at ${host} did not answer within ${deadlineMs} ms${failure ? ` (${failure})` : ''}. Check that Redis is up and --redis-url (or REDIS_URL) points at it.`,
+    );
+  }
   return { connection: createNodeRedisClient(client), close: () => client.destroy() };
 }

@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import type { DeadLetterSelection, DeadLetters } from '../durable/dead-letters.js';
+import type { DeadLetterSelection } from '../durable/dead-letters.js';
 import { BIN, type Command, integer, parse, UsageError } from './args.js';
 import {
   ENGINE_HELP,
@@ -61,9 +61,15 @@ export const deadLetter: Command = {
       throw new UsageError(`${COMMAND}: ${given}. Use one of: ${ACTIONS.join(', ')} (see --help).`);
     }
     const selection = selectionOf(action as Action, ids, values);
+    const page = {
+      limit: integer(`${COMMAND} list`, 'limit', values.limit, 20, 1, 1000),
+      offset: integer(`${COMMAND} list`, 'offset', values.offset, 0, 0, Number.MAX_SAFE_INTEGER),
+    };
+    // Refused before anything is opened: ids named on the command line need no engine to count.
+    if (selection !== 'all') await confirmed(action as Action, selection, values, async () => 0, '');
     const opened = await openDeadLetters(`${COMMAND} ${action}`, values);
     try {
-      return await perform(action as Action, selection, values, opened);
+      return await perform(action as Action, selection, values, page, opened);
     } finally {
       await opened.close();
     }
@@ -92,12 +98,11 @@ async function perform(
   action: Action,
   selection: DeadLetterSelection,
   values: Values,
+  { limit, offset }: { limit: number; offset: number },
   { deadLetters, queue }: OpenedDeadLetters,
 ): Promise<number> {
   const print = (text: string) => process.stdout.write(`${text}\n`);
   if (action === 'list') {
-    const limit = integer(`${COMMAND} list`, 'limit', values.limit, 20, 1, 1000);
-    const offset = integer(`${COMMAND} list`, 'offset', values.offset, 0, 0, Number.MAX_SAFE_INTEGER);
     const [entries, total] = [await deadLetters.list({ limit, offset }), await deadLetters.count()];
     print(
       values.json
@@ -117,7 +122,11 @@ async function perform(
     print(values.json ? JSON.stringify({ queue, deadLetter: entry }, null, 2) : showReport(entry));
     return 0;
   }
-  if (!(await confirmed(action, selection, values, deadLetters, queue))) {
+  // Named ids were confirmed before the engine was opened; --all is counted first.
+  if (
+    selection === 'all' &&
+    !(await confirmed(action, selection, values, () => deadLetters.count(), queue))
+  ) {
     process.stderr.write(`Nothing was ${action === 'replay' ? 'replayed' : 'purged'}.\n`);
     return 1;
   }
@@ -132,16 +141,16 @@ async function perform(
  * command refuses instead of guessing.
  */
 async function confirmed(
-  action: 'replay' | 'purge',
+  action: Action,
   selection: DeadLetterSelection,
   values: Values,
-  deadLetters: DeadLetters,
+  count: () => Promise<number>,
   queue: string,
 ): Promise<boolean> {
-  if (values.yes) return true;
-  const targeted = selection === 'all' ? await deadLetters.count() : selection.length;
+  if (values.yes || action === 'list' || action === 'show') return true;
+  const targeted = selection === 'all' ? await count() : selection.length;
   if (targeted <= 1) return true;
-  const what = `${action} ${targeted} dead letters of queue ${queue}`;
+  const what = `${action} ${targeted} dead letters${queue ? ` of queue ${queue}` : ''}`;
   if (!process.stdin.isTTY) {
     throw new UsageError(
       `${COMMAND} ${action}: this would ${what}, and there is no terminal to confirm it on. Pass --yes to ${action} them.`,

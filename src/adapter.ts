@@ -1,5 +1,6 @@
 // The extension entry: what a framework adapter, a dedupe store, a durable engine or a crypto provider is built
 // from. Applications import from the root entry instead.
+export type { DeadLetterCode } from './base/errors.js';
 export type { Outcome } from './contract/outcome.js';
 export { REQUEST_ID_HEADER } from './contract/outcome.js';
 export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';

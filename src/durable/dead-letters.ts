@@ -29,7 +29,9 @@ export interface DeadLetter {
 export type SkipReason = 'live' | 'completed' | 'not_found';
 
 export interface SkippedDeadLetter {
+  /** The id as given (or as listed, for `'all'`). */
   id: string;
+  /** `live`: its job is waiting or running; `completed`: it ran since; `not_found`: no such dead letter. */
   reason: SkipReason;
   /** What happened and what to do instead. */
   message: string;
@@ -38,12 +40,14 @@ export interface SkippedDeadLetter {
 export interface ReplayResult {
   /** The ids put back in the queue, each with a fresh attempt count under its own job id. */
   replayed: string[];
+  /** The ids left as they are, each with why. */
   skipped: SkippedDeadLetter[];
 }
 
 export interface PurgeResult {
   /** The ids deleted from the engine: a later delivery of one of them is a new job. */
   purged: string[];
+  /** The ids left as they are, each with why. */
   skipped: SkippedDeadLetter[];
 }
 
@@ -55,6 +59,7 @@ export type DeadLetterSelection = readonly string[] | 'all';
  * queue once their handler is fixed, or delete them. Every call to the engine has a deadline.
  */
 export interface DeadLetters {
+  /** The job engine the dead letters are in. */
   readonly engine: 'bullmq' | 'pg-boss';
   /** Dead letters, the latest failure first; `limit` default 20 (at most 1000), `offset` default 0. */
   list(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>;
@@ -77,8 +82,10 @@ export interface DeadLetters {
 /** Why an engine call of DeadLetters failed: the engine did not answer in time, or answered with an error. */
 export type DeadLetterErrorCode = 'engine_timeout' | 'engine_unavailable' | 'queue_not_found';
 
+/** A DeadLetters call the engine did not carry out: its code says why, its message what to check. */
 export class DeadLetterError extends Error {
   override name = 'DeadLetterError';
+  /** engine_timeout, engine_unavailable or queue_not_found. */
   readonly code: DeadLetterErrorCode;
   constructor(code: DeadLetterErrorCode, message: string, options?: { cause?: unknown }) {
     super(message, options);

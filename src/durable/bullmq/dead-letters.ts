@@ -14,6 +14,7 @@ import {
 import type { DurableJob } from '../port.js';
 import { type BullmqDurableQueue, bullmqJobId, DEFAULT_QUEUE_NAME } from './queue.js';
 
+/** Where the dead letters are: the queue itself, or where to find it. */
 export interface BullmqDeadLettersOptions {
   /** The queue the receiver and its workers use (bullmqQueue(…)); or pass `connection` (and `name`, `prefix`). */
   queue?: BullmqDurableQueue;

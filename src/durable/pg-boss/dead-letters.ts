@@ -17,6 +17,7 @@ import * as sql from './dead-letter-sql.js';
 import { DEFAULT_QUEUE_NAME, type PgBossDurableQueue, pgBossJobId } from './queue.js';
 import type { PgBossInstance } from './types.js';
 
+/** Where the dead letters are: the queue itself, or where to find it. */
 export interface PgBossDeadLettersOptions {
   /** The queue the receiver and its workers use (pgBossQueue(…)); or pass `connectionString` or `boss`. */
   queue?: PgBossDurableQueue;

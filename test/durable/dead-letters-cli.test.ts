@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeadLetters } from '../../src/adapter.js';
 import { ensureBuilt } from '../support/build.js';
 import { runCli } from '../support/child-processes.js';
 import { DATABASE_URL, REDIS_URL, testRun } from '../support/harness/cluster.js';
@@ -15,9 +14,9 @@ const pgBoss = pgBossHarness(schema);
 const closers: (() => Promise<unknown>)[] = [];
 
 /** A queue of the harness with `count` dead letters; its worker keeps running. */
-async function withDeadLetters<Q extends Parameters<typeof bullmq.deadLetters>[0]>(count: number) {
+async function withDeadLetters(count: number) {
   const poisoned = poisonedQueue(bullmq, 1);
-  const deadLetters: DeadLetters = bullmq.deadLetters(poisoned.queue as Q);
+  const deadLetters = bullmq.deadLetters(poisoned.queue);
   const worker = await bullmq.worker(poisoned.receiver, poisoned.queue);
   closers.push(
     () => poisoned.queue.close(),

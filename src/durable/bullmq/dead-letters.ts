@@ -96,6 +96,8 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
       }
     },
     async purge(entry) {
+      // BullMQ removes a job whatever its state (a running one refuses: it is locked), so the state is read
+      // first; a replay of the same event landing between the two is the one race left to the operator.
       const job = await failedJob(entry.key);
       if (!job) return { ...(await absent(entry.key)), id: entry.id };
       await job.remove();

@@ -1,5 +1,6 @@
 // The extension entry: what a framework adapter, a dedupe store, a durable engine or a crypto provider is built
 // from. Applications import from the root entry instead.
+export type { DeadLetterCode } from './base/errors.js';
 export type { Outcome } from './contract/outcome.js';
 export { REQUEST_ID_HEADER } from './contract/outcome.js';
 export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
@@ -21,6 +22,17 @@ export type {
   HashName,
   SyncCryptoProvider,
 } from './crypto/provider.js';
+export {
+  type DeadLetter,
+  DeadLetterError,
+  type DeadLetterErrorCode,
+  type DeadLetterSelection,
+  type DeadLetters,
+  type PurgeResult,
+  type ReplayResult,
+  type SkippedDeadLetter,
+  type SkipReason,
+} from './durable/dead-letters.js';
 export type {
   DispatchingReceiver,
   DurableJob,

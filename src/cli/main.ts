@@ -2,20 +2,22 @@
 import { createRequire } from 'node:module';
 import { BIN, type Command, HelpRequested, UsageError } from './args.js';
 import { check } from './check.js';
+import { deadLetter } from './dead-letter.js';
 import { emulate } from './emulate.js';
 import { listen } from './listen.js';
 import { send } from './send.js';
 import { sign } from './sign.js';
 import { simulate } from './simulate.js';
 
-const commands: Command[] = [sign, send, check, simulate, listen, emulate];
+const commands: Command[] = [sign, send, check, simulate, listen, emulate, deadLetter];
 
 const help = `Usage: ${BIN} <command> [options]
 
-Test a webhook endpoint of the Messaging Service locally and before go-live.
+Test a webhook endpoint of the Messaging Service locally and before go-live; handle the events a durable
+queue's workers dead-lettered.
 
 Commands:
-${commands.map((command) => `  ${command.name.padEnd(10)}${command.summary}`).join('\n')}
+${commands.map((command) => `  ${command.name.padEnd(13)}${command.summary}`).join('\n')}
 
 Run '${BIN} <command> --help' for a command's options, '${BIN} --version' for the version. The secret can come from WEBHOOK_SECRET
 instead of --secret. Exit codes: 0 success, 1 a check or delivery failed, 2 a usage mistake.`;

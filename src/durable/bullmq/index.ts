@@ -1,3 +1,4 @@
+export { type BullmqDeadLettersOptions, bullmqDeadLetters } from './dead-letters.js';
 export {
   type BullmqDurableQueue,
   type BullmqQueueOptions,

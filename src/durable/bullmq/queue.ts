@@ -43,7 +43,7 @@ export interface BullmqDurableQueue extends DurableQueue {
   close(): Promise<void>;
 }
 
-const DEFAULT_NAME = 'messaging-webhooks';
+export const DEFAULT_QUEUE_NAME = 'messaging-webhooks';
 
 /**
  * Durable acknowledgement on BullMQ: each event becomes one job whose jobId is its dedupe key, so every
@@ -66,7 +66,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   const owned = !options.queue;
   const queue =
     options.queue ??
-    new Queue(options.name ?? DEFAULT_NAME, {
+    new Queue(options.name ?? DEFAULT_QUEUE_NAME, {
       connection: options.connection as ConnectionOptions,
       ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
     });

@@ -1,3 +1,4 @@
+export { type PgBossDeadLettersOptions, pgBossDeadLetters } from './dead-letters.js';
 export {
   type PgBossDurableQueue,
   type PgBossQueueOptions,

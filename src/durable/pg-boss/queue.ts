@@ -48,7 +48,7 @@ export interface PgBossDurableQueue extends DurableQueue {
   close(): Promise<void>;
 }
 
-const DEFAULT_NAME = 'messaging_webhooks';
+export const DEFAULT_QUEUE_NAME = 'messaging_webhooks';
 
 interface QueuePolicy {
   retryLimit: number;
@@ -105,7 +105,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
   }
   const { attempts, backoffMs } = retrySchedule(options);
   const { heartbeatSeconds, superviseIntervalSeconds } = recoverySettings(options);
-  const name = options.name ?? DEFAULT_NAME;
+  const name = options.name ?? DEFAULT_QUEUE_NAME;
   const deadLetter = options.deadLetter ?? `${name}_dead_letter`;
   const schema = options.schema ?? 'pgboss';
   const owned = !options.boss;

@@ -11,7 +11,7 @@ export interface PgBossInstance {
   getJobById(name: string, id: string): Promise<{ state: PgBossJobState } | null>;
   createQueue(name: string, options: PgBossQueuePolicy): Promise<void>;
   updateQueue(name: string, options: PgBossQueuePolicy): Promise<void>;
-  getQueue(name: string): Promise<{ table: string; expireInSeconds?: number } | null>;
+  getQueue(name: string): Promise<{ table: string; expireInSeconds?: number; deadLetter?: string } | null>;
   getDb(): { executeSql(text: string, values?: unknown[]): Promise<{ rows: Record<string, unknown>[] }> };
   work<T>(
     name: string,

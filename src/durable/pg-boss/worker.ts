@@ -1,8 +1,8 @@
 import { WebhookConfigError, WebhookHandlerError } from '../../base/errors.js';
 import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
-import { watchSilentDeadLetters } from './dead-letters.js';
 import type { PgBossDurableQueue } from './queue.js';
+import { watchSilentDeadLetters } from './silent-dead-letters.js';
 import type { PgBossJob, PgBossJobResult } from './types.js';
 
 export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQueue> {

@@ -1,0 +1,125 @@
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import type { DeadLetters } from '../durable/dead-letters.js';
+import { integer, UsageError } from './args.js';
+
+/** The options that say where the dead letters are: the same engine, address and queue the workers use. */
+export const engineOptions = {
+  engine: { type: 'string' },
+  'redis-url': { type: 'string' },
+  prefix: { type: 'string' },
+  'database-url': { type: 'string' },
+  schema: { type: 'string' },
+  queue: { type: 'string' },
+  deadline: { type: 'string' },
+} as const;
+
+export const ENGINE_HELP = `Where the dead letters are (what your workers use):
+  --engine NAME       bullmq or pg-boss (or set ENGINE); default: the engine of the URL given, else bullmq
+  --redis-url URL     BullMQ's Redis (or set REDIS_URL; default redis://127.0.0.1:6379)
+  --prefix P          BullMQ's key prefix (default bull)
+  --database-url URL  pg-boss's PostgreSQL (or set DATABASE_URL)
+  --schema S          pg-boss's schema (default pgboss)
+  --queue NAME        the queue's name (or set QUEUE; default the library's: messaging-webhooks on BullMQ,
+                      messaging_webhooks on pg-boss)
+  --deadline MS       how long each call to the engine may take (default 10000)`;
+
+type EngineValues = { [K in keyof typeof engineOptions]?: string };
+
+export interface OpenedDeadLetters {
+  deadLetters: DeadLetters;
+  /** The queue, as messages name it. */
+  queue: string;
+  /** Closes the dead letters and the connection opened for them. */
+  close(): Promise<void>;
+}
+
+/** The engine named by --engine, else by the URL flag given, else ENGINE, else BullMQ. */
+function engineOf(command: string, values: EngineValues): 'bullmq' | 'pg-boss' {
+  const named =
+    values.engine ??
+    (values['database-url'] !== undefined && values['redis-url'] === undefined ? 'pg-boss' : undefined) ??
+    (values['redis-url'] !== undefined ? 'bullmq' : undefined) ??
+    process.env.ENGINE ??
+    'bullmq';
+  if (named !== 'bullmq' && named !== 'pg-boss') {
+    throw new UsageError(`${command}: --engine must be bullmq or pg-boss, got '${named}'.`);
+  }
+  return named;
+}
+
+/** Opens the dead letters the flags name; the engine's package is loaded only now (an optional peer). */
+export async function openDeadLetters(command: string, values: EngineValues): Promise<OpenedDeadLetters> {
+  const engine = engineOf(command, values);
+  const deadlineMs = integer(command, 'deadline', values.deadline, 10_000, 1, 600_000);
+  const name = values.queue ?? process.env.QUEUE;
+  if (engine === 'pg-boss') {
+    const connectionString = values['database-url'] ?? process.env.DATABASE_URL;
+    if (!connectionString) {
+      throw new UsageError(
+        `${command}: pg-boss needs PostgreSQL: pass --database-url postgres://… or set DATABASE_URL.`,
+      );
+    }
+    const { pgBossDeadLetters } = await load(() => import('../durable/pg-boss/index.js'), 'pg-boss');
+    const deadLetters = pgBossDeadLetters({
+      connectionString,
+      deadlineMs,
+      ...(name === undefined ? {} : { name }),
+      ...(values.schema === undefined ? {} : { schema: values.schema }),
+    });
+    return { deadLetters, queue: name ?? 'messaging_webhooks', close: () => deadLetters.close() };
+  }
+  const url = values['redis-url'] ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const { bullmqDeadLetters } = await load(() => import('../durable/bullmq/index.js'), 'bullmq');
+  const redis = await redisConnection(url, deadlineMs);
+  const deadLetters = bullmqDeadLetters({
+    connection: redis.connection,
+    deadlineMs,
+    ...(name === undefined ? {} : { name }),
+    ...(values.prefix === undefined ? {} : { prefix: values.prefix }),
+  });
+  return {
+    deadLetters,
+    queue: name ?? 'messaging-webhooks',
+    async close() {
+      await deadLetters.close();
+      redis.close();
+    },
+  };
+}
+
+async function load<T>(loader: () => Promise<T>, peer: string): Promise<T> {
+  try {
+    return await loader();
+  } catch (error) {
+    if ((error as { code?: string })?.code !== 'ERR_MODULE_NOT_FOUND') throw error;
+    throw new Error(`the ${peer} engine needs its package: npm install ${peer}, then run it again.`);
+  }
+}
+
+/**
+ * A node-redis client through BullMQ's adapter when `redis` is installed (the client the docs use), connected
+ * here within the deadline (BullMQ connecting a client closed a moment later would keep the process alive);
+ * else the URL itself, which BullMQ connects with ioredis.
+ */
+async function redisConnection(url: string, deadlineMs: number) {
+  const { createNodeRedisClient } = await import('bullmq');
+  let createClient: typeof import('redis').createClient;
+  try {
+    ({ createClient } = await import('redis'));
+  } catch {
+    return { connection: { url }, close() {} };
+  }
+  const client = createClient({ url });
+  let failure: string | undefined;
+  client.on('error', (error: Error) => {
+    failure = error.message;
+  });
+  if ((await withTimeout(client.connect(), deadlineMs)) === TIMED_OUT) {
+    client.destroy();
+    const host = URL.canParse(url) ? new URL(url).host : 'the address given';
+    throw new Error(
+      `Redis at ${host} did not answer within ${deadlineMs} ms${failure ? ` (${failure})` : ''}. Check that Redis is up and --redis-url (or REDIS_URL) points at it.`,
+    );
+  }
+  return { connection: createNodeRedisClient(client), close: () => client.destroy() };
+}

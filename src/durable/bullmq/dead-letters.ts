@@ -1,0 +1,127 @@
+import { type ConnectionOptions, type Job, Queue } from 'bullmq';
+import { WebhookConfigError } from '../../base/errors.js';
+import {
+  candidateKeys,
+  type DeadLetter,
+  type DeadLetterEngine,
+  type DeadLetters,
+  deadLetterId,
+  deadLetters,
+  failureReason,
+  type SkippedDeadLetter,
+  skipped,
+} from '../dead-letters.js';
+import type { DurableJob } from '../port.js';
+import { type BullmqDurableQueue, bullmqJobId, DEFAULT_QUEUE_NAME } from './queue.js';
+
+/** Where the dead letters are: the queue itself, or where to find it. */
+export interface BullmqDeadLettersOptions {
+  /** The queue the receiver and its workers use (bullmqQueue(…)); or pass `connection` (and `name`, `prefix`). */
+  queue?: BullmqDurableQueue;
+  /** Where Redis is: any BullMQ connection, as bullmqQueue takes it. */
+  connection?: ConnectionOptions;
+  /** The queue's name. Default `messaging-webhooks`, bullmqQueue's. */
+  name?: string;
+  /** BullMQ's key prefix in Redis. Default BullMQ's (`bull`). */
+  prefix?: string;
+  /** How long each call to Redis may take (ms). Default 10000. */
+  deadlineMs?: number;
+}
+
+/**
+ * The dead letters of a BullMQ queue (its failed set). A replay moves the failed job itself back to the
+ * wait list with its attempts reset (BullMQ's Job.retry): the same job id, so no second copy can exist.
+ *
+ *   const dead = bullmqDeadLetters({ queue });   // the queue of the receiver and its workers
+ *   for (const letter of await dead.list()) console.log(letter.id, letter.error.message);
+ */
+export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetters {
+  if (!options?.queue && !options?.connection) {
+    throw new WebhookConfigError(
+      'bullmqDeadLetters needs the `queue` your receiver uses (bullmqQueue(…)), or `connection` (where Redis is) and the queue `name`.',
+    );
+  }
+  const owned = !options.queue;
+  const queue =
+    options.queue?.queue ??
+    new Queue(options.name ?? DEFAULT_QUEUE_NAME, {
+      connection: options.connection as ConnectionOptions,
+      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+    });
+  // Redis trouble is reported by the call that met it (its deadline); the connection reconnects.
+  if (owned) queue.on('error', () => {});
+
+  const failedJob = async (key: string) => {
+    const job: Job<DurableJob> | undefined = await queue.getJob(bullmqJobId(key));
+    return job && (await job.isFailed()) ? job : undefined;
+  };
+
+  /** Why the job of a key is not a dead letter (the first key that has a job tells). */
+  async function absent(id: string): Promise<SkippedDeadLetter> {
+    for (const key of candidateKeys(id)) {
+      const job = await queue.getJob(bullmqJobId(key));
+      if (!job) continue;
+      const state = await job.getState();
+      if (state === 'completed') return skipped.completed(id);
+      if (state !== 'failed' && state !== 'unknown') return skipped.live(id);
+    }
+    return skipped.notFound(id);
+  }
+
+  const engine: DeadLetterEngine = {
+    engine: 'bullmq',
+    store: 'Redis',
+    async list(limit, offset) {
+      const jobs = await queue.getFailed(offset, offset + limit - 1);
+      return jobs.flatMap((job) => (job ? [toDeadLetter(job)] : []));
+    },
+    count: () => queue.getFailedCount(),
+    async find(id) {
+      const jobs = await Promise.all(candidateKeys(id).map(failedJob));
+      return jobs.flatMap((job) => (job ? [toDeadLetter(job)] : []));
+    },
+    absent,
+    async replay(entry) {
+      const job = await queue.getJob(entry.jobId);
+      if (!job) return skipped.notFound(entry.id);
+      try {
+        // Atomic in Redis: only a job still in the failed set moves, so a job that is waiting or running
+        // (replayed by someone else a moment ago) is never queued a second time.
+        await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
+        return undefined;
+      } catch (error) {
+        const moved = await absent(entry.key);
+        if (moved.reason === 'not_found' && (await queue.getJob(entry.jobId))) throw error;
+        return { ...moved, id: entry.id };
+      }
+    },
+    async purge(entry) {
+      // BullMQ removes a job whatever its state (a running one refuses: it is locked), so the state is read
+      // first; a replay of the same event landing between the two is the one race left to the operator.
+      const job = await failedJob(entry.key);
+      if (!job) return { ...(await absent(entry.key)), id: entry.id };
+      await job.remove();
+      return undefined;
+    },
+    async close() {
+      if (owned) await queue.close();
+    },
+  };
+  return deadLetters(engine, options.deadlineMs);
+}
+
+function toDeadLetter(job: Job<DurableJob>): DeadLetter {
+  const data = job.data;
+  const message = job.failedReason ?? '';
+  return {
+    id: deadLetterId(data),
+    key: data.key,
+    jobId: job.id as string,
+    mode: data.ctx?.mode ?? data.key.split(':')[0] ?? 'live',
+    event: data.event,
+    error: { reason: failureReason(message), message },
+    attempts: job.attemptsMade,
+    enqueuedAt: new Date(job.timestamp),
+    failedAt: new Date(job.finishedOn ?? job.timestamp),
+  };
+}

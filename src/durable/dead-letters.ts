@@ -1,0 +1,265 @@
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { causeText, type DeadLetterCode, WebhookConfigError } from '../base/errors.js';
+import { deadLetterReason } from './job-run.js';
+import type { DurableJob } from './port.js';
+
+/** An event that failed every attempt and sits in its engine's dead-letter. */
+export interface DeadLetter {
+  /** The event's id (`evt_…`), or its dedupe key when the event has none: what show, replay and purge take. */
+  id: string;
+  /** The dedupe key, the job's identity: `<mode>:<event id>`. */
+  key: string;
+  /** The job's id in the engine, derived from the key as the queue derives it. */
+  jobId: string;
+  /** `live` or `test`: the mode the delivery was signed in. */
+  mode: string;
+  /** The event as the receiver parsed it: its type, id and payload. */
+  event: DurableJob['event'];
+  /** Why its last attempt failed: the dead-letter reason and the error's message. */
+  error: { reason: DeadLetterCode; message: string };
+  /** Attempts made before it went to the dead-letter. */
+  attempts: number;
+  /** When the receiver first handed the event to the engine. */
+  enqueuedAt: Date;
+  /** When its last attempt failed. */
+  failedAt: Date;
+}
+
+/** Why an event named to replay or purge was left as it is. */
+export type SkipReason = 'live' | 'completed' | 'not_found';
+
+export interface SkippedDeadLetter {
+  /** The id as given (or as listed, for `'all'`). */
+  id: string;
+  /** `live`: its job is waiting or running; `completed`: it ran since; `not_found`: no such dead letter. */
+  reason: SkipReason;
+  /** What happened and what to do instead. */
+  message: string;
+}
+
+export interface ReplayResult {
+  /** The ids put back in the queue, each with a fresh attempt count under its own job id. */
+  replayed: string[];
+  /** The ids left as they are, each with why. */
+  skipped: SkippedDeadLetter[];
+}
+
+export interface PurgeResult {
+  /** The ids deleted from the engine: a later delivery of one of them is a new job. */
+  purged: string[];
+  /** The ids left as they are, each with why. */
+  skipped: SkippedDeadLetter[];
+}
+
+/** Event ids (or dedupe keys), or `'all'`: every dead letter of the queue. */
+export type DeadLetterSelection = readonly string[] | 'all';
+
+/**
+ * The dead letters of one durable queue, as an operator handles them: read them, put them back in the
+ * queue once their handler is fixed, or delete them. Every call to the engine has a deadline.
+ */
+export interface DeadLetters {
+  /** The job engine the dead letters are in. */
+  readonly engine: 'bullmq' | 'pg-boss';
+  /** Dead letters, the latest failure first; `limit` default 20 (at most 1000), `offset` default 0. */
+  list(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>;
+  /** How many dead letters the queue holds. */
+  count(): Promise<number>;
+  /** The dead letter of an event id (or a dedupe key), or undefined. */
+  show(id: string): Promise<DeadLetter | undefined>;
+  /**
+   * Puts dead letters back in the queue with a fresh attempt count, under the same job id the queue gave
+   * them, so that a replay never runs beside a live copy of its event: an event whose job is waiting or
+   * running is skipped (`live`), so is one that completed since (`completed`).
+   */
+  replay(ids: DeadLetterSelection): Promise<ReplayResult>;
+  /** Deletes dead letters; an event whose job is live is skipped, never deleted. */
+  purge(ids: DeadLetterSelection): Promise<PurgeResult>;
+  /** Closes what it opened itself (never a queue, connection or boss you gave it). */
+  close(): Promise<void>;
+}
+
+/** Why an engine call of DeadLetters failed: the engine did not answer in time, or answered with an error. */
+export type DeadLetterErrorCode = 'engine_timeout' | 'engine_unavailable' | 'queue_not_found';
+
+/** A DeadLetters call the engine did not carry out: its code says why, its message what to check. */
+export class DeadLetterError extends Error {
+  override name = 'DeadLetterError';
+  /** engine_timeout, engine_unavailable or queue_not_found. */
+  readonly code: DeadLetterErrorCode;
+  constructor(code: DeadLetterErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.code = code;
+  }
+}
+
+/** What an engine implements; the deadlines, the checks and the handling of `'all'` are done once, here. */
+export interface DeadLetterEngine {
+  readonly engine: DeadLetters['engine'];
+  /** What the engine runs on, for messages: `Redis`, `PostgreSQL`. */
+  readonly store: string;
+  list(limit: number, offset: number): Promise<DeadLetter[]>;
+  count(): Promise<number>;
+  /** The dead letters of one event id (one per mode) or of one dedupe key. */
+  find(id: string): Promise<DeadLetter[]>;
+  /** Why no dead letter answers to `id`: the event's job is live, completed, or unknown. */
+  absent(id: string): Promise<SkippedDeadLetter>;
+  /** Puts one back; undefined once it is queued, else why not. */
+  replay(entry: DeadLetter): Promise<SkippedDeadLetter | undefined>;
+  purge(entry: DeadLetter): Promise<SkippedDeadLetter | undefined>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_DEADLINE_MS = 10_000;
+const MAX_LIMIT = 1000;
+const MODES = ['live', 'test'];
+
+/** The dedupe keys an id may stand for: itself when it is a key, else the event id in each mode. */
+export function candidateKeys(id: string): string[] {
+  return id.includes(':') ? [id] : MODES.map((mode) => `${mode}:${id}`);
+}
+
+/** The id show/replay/purge take for a job: its event id, else (an event without one) its dedupe key. */
+export function deadLetterId(job: DurableJob): string {
+  return typeof job.event?.id === 'string' ? job.event.id : job.key;
+}
+
+/** The dead-letter reason of a failure as the engine kept it: the worker's code when stored, else its message. */
+export function failureReason(message: string, code?: unknown): DeadLetterCode {
+  if (code === 'handler_timeout' || /ran past handlerTimeoutMs/.test(message)) return 'handler_timeout';
+  if (code === 'handler_failed' || /^A handler for \S+ failed\./.test(message)) return 'handler_failed';
+  if (/^job (heartbeat timeout|timed out)$/.test(message)) return 'job_stalled';
+  return deadLetterReason(new Error(message));
+}
+
+export const skipped = {
+  live: (id: string): SkippedDeadLetter => ({
+    id,
+    reason: 'live',
+    message: `The job of ${id} is waiting or running: it was left as it is, so the event never runs twice. Wait for it to end.`,
+  }),
+  completed: (id: string): SkippedDeadLetter => ({
+    id,
+    reason: 'completed',
+    message: `The job of ${id} completed: its handlers ran, so it was left as it is.`,
+  }),
+  notFound: (id: string): SkippedDeadLetter => ({
+    id,
+    reason: 'not_found',
+    message: `No dead letter of ${id} in this queue: check the id (list shows them) and the queue's name.`,
+  }),
+};
+
+/** The DeadLetters of an engine: each engine call under `deadlineMs`, and the arguments checked first. */
+export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADLINE_MS): DeadLetters {
+  if (!Number.isInteger(deadlineMs) || deadlineMs < 1) {
+    throw new WebhookConfigError(`deadlineMs must be an integer ≥ 1, got ${String(deadlineMs)}.`);
+  }
+  const call = <T>(what: string, work: () => Promise<T>) => engineCall(engine, what, deadlineMs, work);
+
+  /** Every dead letter, read a page at a time before any of them is changed. */
+  async function everything(): Promise<DeadLetter[]> {
+    const all: DeadLetter[] = [];
+    for (;;) {
+      const page = await call('Listing dead letters', () => engine.list(MAX_LIMIT, all.length));
+      all.push(...page);
+      if (page.length < MAX_LIMIT) return all;
+    }
+  }
+
+  async function apply(
+    selection: DeadLetterSelection,
+    what: string,
+    change: (entry: DeadLetter) => Promise<SkippedDeadLetter | undefined>,
+  ): Promise<{ done: string[]; skipped: SkippedDeadLetter[] }> {
+    const done: string[] = [];
+    const skips: SkippedDeadLetter[] = [];
+    const entries =
+      selection === 'all' ? await everything() : await findEach(checkedIds(selection, what), skips);
+    for (const entry of entries) {
+      const skip = await call(`${what} ${entry.id}`, () => change(entry));
+      if (skip) skips.push(skip);
+      else done.push(entry.id);
+    }
+    return { done, skipped: skips };
+  }
+
+  async function findEach(ids: string[], skips: SkippedDeadLetter[]): Promise<DeadLetter[]> {
+    const found: DeadLetter[] = [];
+    for (const id of ids) {
+      const entries = await call(`Looking up ${id}`, () => engine.find(id));
+      if (entries.length > 0) found.push(...entries);
+      else skips.push(await call(`Looking up ${id}`, () => engine.absent(id)));
+    }
+    return found;
+  }
+
+  return {
+    engine: engine.engine,
+    async list(options = {}) {
+      const limit = pageNumber('limit', options.limit, 20, 1, MAX_LIMIT);
+      const offset = pageNumber('offset', options.offset, 0, 0, Number.MAX_SAFE_INTEGER);
+      return call('Listing dead letters', () => engine.list(limit, offset));
+    },
+    count: () => call('Counting dead letters', () => engine.count()),
+    async show(id) {
+      const [first] = await call(`Looking up ${id}`, () =>
+        engine.find(checkedIds([id], 'show')[0] as string),
+      );
+      return first;
+    },
+    async replay(selection) {
+      const { done, skipped } = await apply(selection, 'Replaying', engine.replay.bind(engine));
+      return { replayed: done, skipped };
+    },
+    async purge(selection) {
+      const { done, skipped } = await apply(selection, 'Purging', engine.purge.bind(engine));
+      return { purged: done, skipped };
+    },
+    close: () => engine.close(),
+  };
+}
+
+/** `work` within `ms`, its failure a DeadLetterError that names the engine and what to check. */
+async function engineCall<T>(
+  engine: DeadLetterEngine,
+  what: string,
+  ms: number,
+  work: () => Promise<T>,
+): Promise<T> {
+  let settled: T | typeof TIMED_OUT;
+  try {
+    settled = await withTimeout(work(), ms);
+  } catch (cause) {
+    if (cause instanceof DeadLetterError || cause instanceof WebhookConfigError) throw cause;
+    throw new DeadLetterError(
+      'engine_unavailable',
+      `${what} failed on ${engine.engine}: ${causeText(cause) ?? 'no message'}. Check that ${engine.store} is up and reachable at the address given, then run it again.`,
+      { cause },
+    );
+  }
+  if (settled === TIMED_OUT) {
+    throw new DeadLetterError(
+      'engine_timeout',
+      `${what} got no answer from ${engine.store} within ${ms} ms. Check that ${engine.store} is up and reachable at the address given (or allow more time), then run it again.`,
+    );
+  }
+  return settled;
+}
+
+function checkedIds(ids: unknown, what: string): string[] {
+  if (!Array.isArray(ids) || ids.length === 0 || !ids.every((id) => typeof id === 'string' && id !== '')) {
+    throw new WebhookConfigError(
+      `${what} takes event ids (a non-empty array of strings, as list shows them) or 'all', got ${JSON.stringify(ids)}.`,
+    );
+  }
+  return [...new Set(ids as string[])];
+}
+
+function pageNumber(name: string, value: number | undefined, fallback: number, min: number, max: number) {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new WebhookConfigError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}.`);
+  }
+  return value;
+}

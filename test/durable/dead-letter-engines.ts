@@ -1,0 +1,83 @@
+import { createNodeRedisClient } from 'bullmq';
+import pg from 'pg';
+import { createClient } from 'redis';
+import {
+  type BullmqDurableQueue,
+  bullmqDeadLetters,
+  bullmqQueue,
+  createBullmqWorker,
+} from '../../src/durable/bullmq/index.js';
+import {
+  createPgBossWorker,
+  type PgBossDurableQueue,
+  pgBossDeadLetters,
+  pgBossQueue,
+} from '../../src/durable/pg-boss/index.js';
+import { DATABASE_URL, REDIS_URL } from '../support/harness/cluster.js';
+import { deleteKeys } from '../support/harness/redis-keys.js';
+import type { DeadLetterHarness } from './dead-letters-conformance.js';
+
+/** BullMQ queues under `prefix`, each on a name of its own. */
+export function bullmqHarness(
+  prefix: string,
+): DeadLetterHarness<BullmqDurableQueue> & { cleanup(): Promise<void> } {
+  let queues = 0;
+  return {
+    queue: (attempts) =>
+      bullmqQueue({
+        connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
+        prefix,
+        name: `dl${++queues}`,
+        attempts,
+        backoffMs: 50,
+        // The shared test Redis runs without persistence; the persistence check has its own test.
+        allowVolatileRedis: true,
+      }),
+    worker: (receiver, queue) => createBullmqWorker({ receiver, queue, concurrency: 4 }),
+    deadLetters: (queue) => bullmqDeadLetters({ queue }),
+    unreachable: () => {
+      // Nothing listens on port 1: the client keeps reconnecting, so the deadline answers.
+      const client = createClient({ url: 'redis://127.0.0.1:1' });
+      client.on('error', () => {});
+      return bullmqDeadLetters({ connection: createNodeRedisClient(client), prefix, deadlineMs: 500 });
+    },
+    async cleanup() {
+      const redis = createClient({ url: REDIS_URL });
+      await redis.connect();
+      await deleteKeys(redis, `${prefix}:*`);
+      redis.destroy();
+    },
+  };
+}
+
+/** pg-boss queues in `schema`, each on a name of its own. */
+export function pgBossHarness(
+  schema: string,
+): DeadLetterHarness<PgBossDurableQueue> & { cleanup(): Promise<void> } {
+  let queues = 0;
+  return {
+    queue: (attempts) =>
+      pgBossQueue({
+        connectionString: DATABASE_URL,
+        schema,
+        name: `dl${++queues}`,
+        attempts,
+        backoffMs: 1000,
+      }),
+    worker: (receiver, queue) =>
+      createPgBossWorker({ receiver, queue, concurrency: 4, pollingIntervalSeconds: 0.5 }),
+    deadLetters: (queue) => pgBossDeadLetters({ queue }),
+    unreachable: () =>
+      pgBossDeadLetters({
+        connectionString: 'postgres://postgres@127.0.0.1:1/test',
+        schema,
+        deadlineMs: 2000,
+      }),
+    async cleanup() {
+      const client = new pg.Client(DATABASE_URL);
+      await client.connect();
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+      await client.end();
+    },
+  };
+}

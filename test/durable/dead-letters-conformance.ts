@@ -1,0 +1,185 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { DeadLetters, DurableQueue, DurableWorker } from '../../src/adapter.js';
+import { DeadLetterError } from '../../src/adapter.js';
+import { createReceiver, type Receiver, WebhookConfigError } from '../../src/index.js';
+import { gate } from '../support/gate.js';
+import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
+import { until } from '../support/until.js';
+
+export interface DeadLetterHarness<Q extends DurableQueue> {
+  /** A queue on a name of its own, retrying `attempts` times. */
+  queue(attempts: number): Q;
+  worker(receiver: Receiver, queue: Q): Promise<DurableWorker>;
+  deadLetters(queue: Q): DeadLetters;
+  /** Dead letters of an engine that cannot be reached, with a short deadline. */
+  unreachable(): DeadLetters;
+}
+
+/** A queue whose handler fails while `poisoned`, and counts the runs of each event. */
+export function poisonedQueue<Q extends DurableQueue>(harness: DeadLetterHarness<Q>, attempts: number) {
+  const queue = harness.queue(attempts);
+  const receiver = createReceiver({ secrets: SECRET, queue });
+  const state = {
+    poisoned: true,
+    runs: new Map<string, number[]>(),
+    hold: undefined as Promise<void> | undefined,
+  };
+  const deadLettered = new Set<string>();
+  const changed = new Set<() => void>();
+  receiver.on('message.delivered', async (event, ctx) => {
+    const id = event.id as string;
+    if (!state.poisoned) state.runs.set(id, [...(state.runs.get(id) ?? []), ctx.attempt as number]);
+    for (const listener of changed) listener();
+    if (state.poisoned) throw new Error(`poisoned payload of ${id}`);
+    await state.hold;
+  });
+  receiver.onError((_error, ctx) => {
+    if (ctx.eventId) deadLettered.add(ctx.eventId);
+    for (const listener of changed) listener();
+  });
+  const changes = (listener: () => void) => {
+    changed.add(listener);
+    return () => changed.delete(listener);
+  };
+  /**
+   * Delivers `count` events and waits until each one is dead-lettered: onError told, and the engine holding
+   * it (a pg-boss worker tells onError before it fails the job).
+   */
+  async function poison(count: number, held: DeadLetters): Promise<string[]> {
+    const events = Array.from({ length: count }, () => deliveredEvent());
+    for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 202);
+    const ids = events.map((event) => event.id as string);
+    await until(() => ids.every((id) => deadLettered.has(id)), { changes, what: 'dead letters' });
+    await until(async () => (await held.count()) === count, { what: `${count} dead letters held` });
+    return ids;
+  }
+  const ranOnce = (id: string) => until(() => (state.runs.get(id)?.length ?? 0) >= 1, { changes });
+  /** Waits until the engine holds the event's job as completed: a redelivery is answered 200 duplicate. */
+  const completed = (id: string) =>
+    until(async () => (await receiver.receive(delivery({ ...deliveredEvent(), id }))).status === 200, {
+      what: `${id} completed`,
+    });
+  return { queue, receiver, state, poison, ranOnce, completed };
+}
+
+/** What both engines' DeadLetters must do, on the real engine. */
+export function describeDeadLetters<Q extends DurableQueue>(name: string, harness: DeadLetterHarness<Q>) {
+  const closers: (() => Promise<unknown>)[] = [];
+  afterAll(async () => {
+    for (const close of closers.reverse()) await close();
+  });
+  const setUp = (attempts: number) => {
+    const poisoned = poisonedQueue(harness, attempts);
+    const deadLetters = harness.deadLetters(poisoned.queue);
+    closers.push(
+      () => poisoned.queue.close?.() ?? Promise.resolve(),
+      () => deadLetters.close(),
+    );
+    const start = async () => {
+      const worker = await harness.worker(poisoned.receiver, poisoned.queue);
+      closers.push(() => worker.close({ timeoutMs: 1000 }));
+      return worker;
+    };
+    return {
+      ...poisoned,
+      deadLetters,
+      start,
+      poison: (count: number) => poisoned.poison(count, deadLetters),
+    };
+  };
+
+  describe(`${name}: dead letters in hand`, () => {
+    it('lists and shows a poison event with its error and attempts; a replay runs it once, fixed', async () => {
+      const { deadLetters, start, poison, state, ranOnce, completed } = setUp(2);
+      const worker = await start();
+      const began = Date.now();
+      const [id] = (await poison(1)) as [string];
+      const [listed] = await deadLetters.list();
+      expect(listed).toMatchObject({
+        id,
+        key: `live:${id}`,
+        mode: 'live',
+        event: { id, type: 'message.delivered' },
+        error: { reason: 'handler_failed' },
+        attempts: 2,
+      });
+      expect(listed?.error.message).toContain(`poisoned payload of ${id}`);
+      expect(listed?.enqueuedAt.getTime()).toBeGreaterThanOrEqual(began - 1000);
+      expect(listed?.failedAt.getTime()).toBeGreaterThanOrEqual(listed?.enqueuedAt.getTime() as number);
+      expect(await deadLetters.show(id)).toEqual(listed);
+      expect(await deadLetters.count()).toBe(1);
+
+      state.poisoned = false; // the handler is fixed
+      expect(await deadLetters.replay([id])).toEqual({ replayed: [id], skipped: [] });
+      await ranOnce(id);
+      // A fresh attempt count, and one run: the completed job answers its redelivery as a duplicate.
+      await completed(id);
+      expect(worker.counters().completed).toBe(1);
+      expect(state.runs.get(id)).toEqual([1]);
+      expect(await deadLetters.show(id)).toBeUndefined();
+      expect(await deadLetters.count()).toBe(0);
+      expect(state.runs.get(id)).toEqual([1]);
+    }, 30_000);
+
+    it('skips a replay while the event is queued or running: it never runs twice', async () => {
+      const { deadLetters, start, poison, state, ranOnce, completed } = setUp(1);
+      const first = await start();
+      const [id] = (await poison(1)) as [string];
+      await first.close();
+      state.poisoned = false;
+      expect(await deadLetters.replay([id])).toEqual({ replayed: [id], skipped: [] });
+      // Queued, no worker yet: a second replay finds the live job and leaves it.
+      const queued = await deadLetters.replay([id]);
+      expect(queued).toMatchObject({ replayed: [], skipped: [{ id, reason: 'live' }] });
+      expect(queued.skipped[0]?.message).toMatch(/waiting or running/);
+      const release = gate();
+      state.hold = release.opened;
+      const worker = await start();
+      await ranOnce(id);
+      // Running, held in its handler: the same.
+      expect(await deadLetters.replay([id])).toMatchObject({ skipped: [{ id, reason: 'live' }] });
+      expect(await deadLetters.purge([id])).toMatchObject({ purged: [], skipped: [{ id, reason: 'live' }] });
+      release.open();
+      await completed(id);
+      expect(worker.counters().completed).toBe(1);
+      expect(await deadLetters.replay([id])).toMatchObject({ skipped: [{ id, reason: 'completed' }] });
+      expect(state.runs.get(id)).toEqual([1]);
+    }, 30_000);
+
+    it('pages the list, latest failure first, and purges by id and all', async () => {
+      const { deadLetters, start, poison } = setUp(1);
+      await start();
+      const ids = await poison(3);
+      const pages = [await deadLetters.list({ limit: 2 }), await deadLetters.list({ limit: 2, offset: 2 })];
+      expect(pages.map((page) => page.length)).toEqual([2, 1]);
+      const listed = pages.flat();
+      expect(new Set(listed.map((entry) => entry.id))).toEqual(new Set(ids));
+      const times = listed.map((entry) => entry.failedAt.getTime());
+      expect(times).toEqual([...times].sort((a, b) => b - a));
+      expect(await deadLetters.list({ offset: 3 })).toEqual([]);
+
+      const [one, ...rest] = ids as [string, ...string[]];
+      expect(await deadLetters.purge([one, 'evt_never_seen'])).toMatchObject({
+        purged: [one],
+        skipped: [{ id: 'evt_never_seen', reason: 'not_found' }],
+      });
+      expect(await deadLetters.show(one)).toBeUndefined();
+      const all = await deadLetters.purge('all');
+      expect(new Set(all.purged)).toEqual(new Set(rest));
+      expect(await deadLetters.count()).toBe(0);
+      expect(await deadLetters.replay('all')).toEqual({ replayed: [], skipped: [] });
+    }, 30_000);
+
+    it('refuses wrong arguments at once, and an engine that does not answer within the deadline', async () => {
+      const { deadLetters } = setUp(1);
+      await expect(deadLetters.list({ limit: 0 })).rejects.toThrow(WebhookConfigError);
+      await expect(deadLetters.replay([])).rejects.toThrow(/event ids .* or 'all'/);
+      const down = harness.unreachable();
+      closers.push(() => down.close());
+      const failing = down.list();
+      await expect(failing).rejects.toThrow(DeadLetterError);
+      await expect(failing).rejects.toMatchObject({ code: expect.stringMatching(/^engine_/) });
+      await expect(failing).rejects.toThrow(/Check that (Redis|PostgreSQL) is up/);
+    }, 30_000);
+  });
+}

@@ -32,6 +32,8 @@ export function bullmqHarness(
         backoffMs: 50,
         // The shared test Redis runs without persistence; the persistence check has its own test.
         allowVolatileRedis: true,
+        // A redelivery answered 200 duplicate is how the tests see a job completed.
+        tellDuplicates: true,
       }),
     worker: (receiver, queue) => createBullmqWorker({ receiver, queue, concurrency: 4 }),
     deadLetters: (queue) => bullmqDeadLetters({ queue }),

@@ -11,6 +11,7 @@ import type {
   RetryOptions,
   WorkerCounters,
 } from './port.js';
+import { runDurations } from './run-durations.js';
 
 export const DEFAULT_ATTEMPTS = 5;
 export const DEFAULT_BACKOFF_MS = 1000;
@@ -77,9 +78,11 @@ export function createJobRunner(
 ) {
   const counters: WorkerCounters = { running: 0, completed: 0, retried: 0, deadLettered: 0 };
   const running = new Set<Running>();
+  const durations = runDurations();
 
   async function run(job: DurableJob, attempt: number, attempts: number): Promise<void> {
     counters.running++;
+    const started = performance.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let entry: Running | undefined;
     const givenUp = new Promise<never>((_, reject) => {
@@ -102,8 +105,10 @@ export function createJobRunner(
     try {
       await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running), givenUp]);
       counters.completed++;
+      durations.record('completed', (performance.now() - started) / 1000);
     } catch (error) {
       if (attempt < attempts) counters.retried++;
+      durations.record('failed', (performance.now() - started) / 1000);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -146,7 +151,7 @@ export function createJobRunner(
     cutOff,
     deadLettered,
     handlerTimeoutMs,
-    counters: (): WorkerCounters => ({ ...counters }),
+    counters: (): WorkerCounters => ({ ...counters, durations: durations.snapshot() }),
   };
 }
 

@@ -30,7 +30,8 @@ export function runDurations() {
     counts.count++;
     counts.sum += seconds;
     let bucket = 0;
-    while (bucket < RUN_DURATION_BUCKETS.length && seconds > (RUN_DURATION_BUCKETS[bucket] as number)) bucket++;
+    while (bucket < RUN_DURATION_BUCKETS.length && seconds > (RUN_DURATION_BUCKETS[bucket] as number))
+      bucket++;
     counts.buckets[bucket] = (counts.buckets[bucket] as number) + 1;
   }
 

@@ -89,11 +89,16 @@ export function registerWorkerMetrics(worker: WorkerMetricsSource, options: Regi
         durations
           ? (['completed', 'failed'] as const).flatMap((result) => {
               const { buckets, sumSeconds, count } = durations[result];
-              return histogramSamples(duration, durations.bucketBounds, { ...extra, result }, {
-                buckets,
-                sum: sumSeconds,
-                count,
-              });
+              return histogramSamples(
+                duration,
+                durations.bucketBounds,
+                { ...extra, result },
+                {
+                  buckets,
+                  sum: sumSeconds,
+                  count,
+                },
+              );
             })
           : [],
       ),

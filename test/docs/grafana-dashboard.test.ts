@@ -8,7 +8,7 @@ import type { DurableWorker } from '../../src/adapter.js';
 import { reasonAnswers } from '../../src/contract/reasons.js';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
 import { createReceiver } from '../../src/index.js';
-import { registerMetrics } from '../../src/observability/prometheus.js';
+import { registerMetrics, registerWorkerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';
 import { root } from '../support/build.js';
 import { REDIS_URL, testRun } from '../support/harness/cluster.js';
@@ -26,9 +26,10 @@ import {
 } from './grafana-queries.js';
 
 /**
- * docs/grafana-dashboard.json against what registerMetrics really exposes: a receiver handing events to a real
- * BullMQ queue, a real worker running them, deliveries of several outcomes, then the registry's text as
- * Prometheus scrapes it. Every series, label and outcome the dashboard's queries name must be in it.
+ * docs/grafana-dashboard.json against what registerMetrics and registerWorkerMetrics really expose: a receiver
+ * handing events to a real BullMQ queue, a real worker running them (one job completed, one dead-lettered),
+ * deliveries of several outcomes, then the registry's text as Prometheus scrapes it. Every series, label,
+ * outcome and result the dashboard's queries name must be in it.
  */
 const dashboard = JSON.parse(readFileSync(join(root, 'docs/grafana-dashboard.json'), 'utf8'));
 const OUTCOMES = new Set(['processed', 'duplicate', 'accepted', ...Object.keys(reasonAnswers)]);
@@ -67,9 +68,22 @@ beforeAll(async () => {
 
   const registry = new Registry();
   registerMetrics(receiver, { registry });
+  registerWorkerMetrics(worker, { registry });
   text = await registry.metrics();
-  const { exposed } = parseExposition(text);
-  options = { exposed, scrapeLabels: ['job', 'instance'], knownValues: { outcome: OUTCOMES } };
+  const { exposed, valuesOf } = parseExposition(text);
+  // A worker's series carry every result at all times (0 until one happens): what they show is all there is.
+  const knownSeriesValues = Object.fromEntries(
+    [...valuesOf].flatMap(([series, values]) => {
+      const results = values.get('result');
+      return results ? [[`${series}:result`, results]] : [];
+    }),
+  );
+  options = {
+    exposed,
+    scrapeLabels: ['job', 'instance'],
+    knownValues: { outcome: OUTCOMES },
+    knownSeriesValues,
+  };
 });
 
 afterAll(async () => {
@@ -121,6 +135,11 @@ describe('docs/grafana-dashboard.json', () => {
         'durable_jobs_running',
         'durable_jobs_retrying',
         'durable_dead_letters',
+        'worker_jobs_total',
+        'worker_jobs_running',
+        'worker_job_duration_seconds_bucket',
+        'worker_job_duration_seconds_sum',
+        'worker_job_duration_seconds_count',
       ]
         .map((name) => `messaging_webhooks_${name}`)
         .sort(),
@@ -129,6 +148,19 @@ describe('docs/grafana-dashboard.json', () => {
       ['accepted', 'duplicate', 'event_in_progress', 'missing_signature', 'signature_mismatch'].sort(),
     );
     expect(text).toContain('messaging_webhooks_durable_dead_letters 1\n');
+    expect(text).toContain('messaging_webhooks_worker_jobs_total{result="completed"} 1\n');
+    expect(text).toContain('messaging_webhooks_worker_jobs_total{result="dead_lettered"} 1\n');
+    expect(text).toContain('messaging_webhooks_worker_job_duration_seconds_count{result="failed"} 1\n');
+    const results = Object.fromEntries(
+      Object.entries(options.knownSeriesValues ?? {}).map(([key, values]) => [key, [...values].sort()]),
+    );
+    const runResults = ['completed', 'failed'];
+    expect(results).toEqual({
+      'messaging_webhooks_worker_jobs_total:result': ['completed', 'dead_lettered', 'retried'],
+      'messaging_webhooks_worker_job_duration_seconds_bucket:result': runResults,
+      'messaging_webhooks_worker_job_duration_seconds_sum:result': runResults,
+      'messaging_webhooks_worker_job_duration_seconds_count:result': runResults,
+    });
   });
 
   it('queries only series, labels and outcomes the registry exposes, in panels, rows and variables', () => {
@@ -178,6 +210,17 @@ describe('the check itself', () => {
       'inline: outcome="signature_failed" is never exposed',
       'inline: groups by outcom, not on every series it reads',
       'inline: legend prints {{status}}, which the result does not carry',
+    ]);
+  });
+
+  it('finds a result a worker series never takes, though another series takes it', () => {
+    const wrong = {
+      where: 'inline',
+      expr: 'sum(rate(messaging_webhooks_worker_jobs_total{result="failed"}[5m])) + sum(rate(messaging_webhooks_worker_job_duration_seconds_count{result=~"completed|retried"}[5m]))',
+    };
+    expect(queryProblems(wrong, options)).toEqual([
+      'inline: result="failed" is never exposed',
+      'inline: result="retried" is never exposed',
     ]);
   });
 

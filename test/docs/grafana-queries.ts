@@ -126,10 +126,21 @@ function parseMatchers(body: string, expr: string): Matcher[] {
 /** What a registry exposes: each series name (as scraped: `_total`, `_bucket`…) with its label names. */
 export type Exposed = Map<string, Set<string>>;
 
-/** The series of a Prometheus text exposition (`await registry.metrics()`), with every label value seen. */
-export function parseExposition(text: string): { exposed: Exposed; values: Map<string, Set<string>> } {
+/** Label → the values seen, over every series or within one. */
+export type LabelValues = Map<string, Set<string>>;
+
+/**
+ * The series of a Prometheus text exposition (`await registry.metrics()`), with every label value seen: over
+ * all series (`values`) and per series (`valuesOf`).
+ */
+export function parseExposition(text: string): {
+  exposed: Exposed;
+  values: LabelValues;
+  valuesOf: Map<string, LabelValues>;
+} {
   const exposed: Exposed = new Map();
-  const values = new Map<string, Set<string>>();
+  const values: LabelValues = new Map();
+  const valuesOf = new Map<string, LabelValues>();
   for (const line of text.split('\n')) {
     if (line === '' || line.startsWith('#')) continue;
     const match = line.match(/^([A-Za-z_:][\w:]*)(?:\{(.*)\})?\s+\S+$/);
@@ -137,13 +148,15 @@ export function parseExposition(text: string): { exposed: Exposed; values: Map<s
     const [, name = '', labels = ''] = match;
     const names = exposed.get(name) ?? new Set<string>();
     exposed.set(name, names);
+    const own: LabelValues = valuesOf.get(name) ?? new Map();
+    valuesOf.set(name, own);
     for (const [, label = '', quoted = '""'] of labels.matchAll(new RegExp(`(\\w+)=(${STRING})`, 'g'))) {
       names.add(label);
-      const seen = values.get(label) ?? new Set<string>();
-      values.set(label, seen.add(JSON.parse(quoted) as string));
+      const value = JSON.parse(quoted) as string;
+      for (const seen of [values, own]) seen.set(label, (seen.get(label) ?? new Set<string>()).add(value));
     }
   }
-  return { exposed, values };
+  return { exposed, values, valuesOf };
 }
 
 export interface CheckOptions {
@@ -152,6 +165,11 @@ export interface CheckOptions {
   scrapeLabels: readonly string[];
   /** Label → every value it can take; a matcher of `=` or a plain `a|b` regex must name only these. */
   knownValues: Record<string, ReadonlySet<string>>;
+  /**
+   * The same for one series, `<series>:<label>` → its values, where a label takes other values on other
+   * series (`result` of the worker's counter and of its histogram). Wins over knownValues.
+   */
+  knownSeriesValues?: Record<string, ReadonlySet<string>>;
 }
 
 /** What in the dashboard's queries the registry does not expose: a series, a label or a label value. */
@@ -160,7 +178,7 @@ export function dashboardProblems(dashboard: Dashboard, options: CheckOptions): 
 }
 
 export function queryProblems(query: DashboardQuery, options: CheckOptions): string[] {
-  const { exposed, scrapeLabels, knownValues } = options;
+  const { exposed, scrapeLabels, knownValues, knownSeriesValues = {} } = options;
   let parsed: ParsedQuery;
   try {
     parsed = parseQuery(query.expr);
@@ -177,7 +195,7 @@ export function queryProblems(query: DashboardQuery, options: CheckOptions): str
     for (const { label, op, value } of matchers) {
       if (exposed.has(metric) && !labelsOf(metric).has(label))
         problems.push(`${query.where}: ${metric} has no label ${label}`);
-      const known = knownValues[label];
+      const known = knownSeriesValues[`${metric}:${label}`] ?? knownValues[label];
       if (!known || (op !== '=' && op !== '=~') || value.includes('$')) continue;
       if (op === '=~' && !/^[\w]+(\|[\w]+)*$/.test(value))
         problems.push(`${query.where}: ${label}=~"${value}" is not a plain list of values`);

@@ -131,8 +131,11 @@ export interface RunDurations {
   failed: DurationCounts;
 }
 
+/** One result's runs in a RunDurations histogram. */
 export interface DurationCounts {
+  /** Runs counted. */
   count: number;
+  /** Their times added up, in seconds. */
   sumSeconds: number;
   /** Cumulative counts per bound of bucketBounds, then the +Inf bucket (equal to count). */
   buckets: number[];

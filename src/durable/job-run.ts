@@ -82,7 +82,6 @@ export function createJobRunner(
 
   async function run(job: DurableJob, attempt: number, attempts: number): Promise<void> {
     counters.running++;
-    const started = performance.now();
     let timer: ReturnType<typeof setTimeout> | undefined;
     let entry: Running | undefined;
     const givenUp = new Promise<never>((_, reject) => {
@@ -105,10 +104,8 @@ export function createJobRunner(
     try {
       await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running), givenUp]);
       counters.completed++;
-      durations.record('completed', (performance.now() - started) / 1000);
     } catch (error) {
       if (attempt < attempts) counters.retried++;
-      durations.record('failed', (performance.now() - started) / 1000);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -147,7 +144,7 @@ export function createJobRunner(
   }
 
   return {
-    run,
+    run: (...args: Parameters<typeof run>) => durations.time(() => run(...args)),
     cutOff,
     deadLettered,
     handlerTimeoutMs,

@@ -35,6 +35,18 @@ export function runDurations() {
     counts.buckets[bucket] = (counts.buckets[bucket] as number) + 1;
   }
 
+  /** Runs `work`, recording how long it took by whether it succeeded. */
+  async function time(work: () => Promise<unknown>): Promise<void> {
+    const started = performance.now();
+    try {
+      await work();
+      record('completed', (performance.now() - started) / 1000);
+    } catch (error) {
+      record('failed', (performance.now() - started) / 1000);
+      throw error;
+    }
+  }
+
   const cumulative = ({ count, sum, buckets }: Counts): DurationCounts => {
     let total = 0;
     return { count, sumSeconds: sum, buckets: Array.from(buckets, (value) => (total += value)) };
@@ -48,5 +60,5 @@ export function runDurations() {
     };
   }
 
-  return { record, snapshot };
+  return { time, snapshot };
 }

@@ -1,3 +1,4 @@
+import { cumulative, observe } from '../base/histogram.js';
 import type { DurationCounts, RunDurations } from './port.js';
 
 /**
@@ -29,10 +30,7 @@ export function runDurations() {
     const counts = byResult[result];
     counts.count++;
     counts.sum += seconds;
-    let bucket = 0;
-    while (bucket < RUN_DURATION_BUCKETS.length && seconds > (RUN_DURATION_BUCKETS[bucket] as number))
-      bucket++;
-    counts.buckets[bucket] = (counts.buckets[bucket] as number) + 1;
+    observe(counts.buckets, RUN_DURATION_BUCKETS, seconds);
   }
 
   /** Runs `work`, recording how long it took by whether it succeeded. */
@@ -47,16 +45,17 @@ export function runDurations() {
     }
   }
 
-  const cumulative = ({ count, sum, buckets }: Counts): DurationCounts => {
-    let total = 0;
-    return { count, sumSeconds: sum, buckets: Array.from(buckets, (value) => (total += value)) };
-  };
+  const read = ({ count, sum, buckets }: Counts): DurationCounts => ({
+    count,
+    sumSeconds: sum,
+    buckets: cumulative(buckets),
+  });
 
   function snapshot(): RunDurations {
     return {
       bucketBounds: RUN_DURATION_BUCKETS,
-      completed: cumulative(byResult.completed),
-      failed: cumulative(byResult.failed),
+      completed: read(byResult.completed),
+      failed: read(byResult.failed),
     };
   }
 

@@ -41,8 +41,10 @@ export type {
   DurableQueueOptions,
   DurableWorker,
   DurableWorkerOptions,
+  DurationCounts,
   EnqueueResult,
   RetryOptions,
+  RunDurations,
   WorkerCounters,
 } from './durable/port.js';
 export type { ClaimResult, StoreTx } from './stores/types.js';

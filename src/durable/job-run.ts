@@ -11,6 +11,7 @@ import type {
   RetryOptions,
   WorkerCounters,
 } from './port.js';
+import { runDurations } from './run-durations.js';
 
 export const DEFAULT_ATTEMPTS = 5;
 export const DEFAULT_BACKOFF_MS = 1000;
@@ -77,6 +78,7 @@ export function createJobRunner(
 ) {
   const counters: WorkerCounters = { running: 0, completed: 0, retried: 0, deadLettered: 0 };
   const running = new Set<Running>();
+  const durations = runDurations();
 
   async function run(job: DurableJob, attempt: number, attempts: number): Promise<void> {
     counters.running++;
@@ -142,11 +144,11 @@ export function createJobRunner(
   }
 
   return {
-    run,
+    run: (...args: Parameters<typeof run>) => durations.time(() => run(...args)),
     cutOff,
     deadLettered,
     handlerTimeoutMs,
-    counters: (): WorkerCounters => ({ ...counters }),
+    counters: (): WorkerCounters => ({ ...counters, durations: durations.snapshot() }),
   };
 }
 

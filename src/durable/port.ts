@@ -114,6 +114,31 @@ export interface WorkerCounters {
   retried: number;
   /** Jobs that failed their last attempt and went to the dead-letter. */
   deadLettered: number;
+  /**
+   * How long this worker's runs (one attempt's handlers each) took, as a histogram. The workers of
+   * messaging-webhooks/bullmq and /pg-boss always fill it; a job engine of your own may leave it out.
+   */
+  durations?: RunDurations;
+}
+
+/** A histogram of run times, in seconds: cumulative counts per bound, as Prometheus exposes them. */
+export interface RunDurations {
+  /** Upper bounds of the buckets, in seconds; the +Inf bucket is implied. */
+  bucketBounds: readonly number[];
+  /** Runs whose handlers succeeded. */
+  completed: DurationCounts;
+  /** Runs that failed (their handlers threw or passed handlerTimeoutMs): retried, or sent to the dead-letter. */
+  failed: DurationCounts;
+}
+
+/** One result's runs in a RunDurations histogram. */
+export interface DurationCounts {
+  /** Runs counted. */
+  count: number;
+  /** Their times added up, in seconds. */
+  sumSeconds: number;
+  /** Cumulative counts per bound of bucketBounds, then the +Inf bucket (equal to count). */
+  buckets: number[];
 }
 
 /** A running worker: stop it with close() (running jobs finish, unstarted ones stay queued). */

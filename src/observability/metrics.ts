@@ -1,3 +1,4 @@
+import { cumulative, observe } from '../base/histogram.js';
 import { type Outcome, outcomeLabel } from '../contract/outcome.js';
 import type { DurableQueueCounts } from '../durable/port.js';
 
@@ -68,18 +69,14 @@ export class MetricsRecorder {
     }
     series.count++;
     series.sum += durationSeconds;
-    let bucket = 0;
-    while (bucket < DURATION_BUCKETS.length && durationSeconds > (DURATION_BUCKETS[bucket] as number))
-      bucket++;
-    series.buckets[bucket] = (series.buckets[bucket] as number) + 1;
+    observe(series.buckets, DURATION_BUCKETS, durationSeconds);
   }
 
   snapshot(queue: MetricsSnapshot['queue'], durable?: DurableQueueCounts): MetricsSnapshot {
     const series: MetricsSeries[] = [];
     for (const [outcome, byType] of this.#byOutcome) {
       for (const [eventType, { status, count, sum, buckets }] of byType) {
-        let cumulative = 0;
-        const durationBuckets = Array.from(buckets, (value) => (cumulative += value));
+        const durationBuckets = cumulative(buckets);
         series.push({ outcome, status, eventType, count, durationSecondsSum: sum, durationBuckets });
       }
     }

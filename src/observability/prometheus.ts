@@ -1,21 +1,19 @@
-import type { Metric, Registry } from 'prom-client';
 import type { MetricsSnapshot } from './metrics.js';
+import {
+  collector,
+  histogramSamples,
+  metricsOptions,
+  type RegisterMetricsOptions,
+  type Sample,
+} from './prometheus-collector.js';
+
+export type { RegisterMetricsOptions } from './prometheus-collector.js';
+export { registerWorkerMetrics, type WorkerMetricsSource } from './prometheus-worker.js';
 
 /** Anything with the receiver's metrics(): a Receiver of any catalogue and store. */
 export interface MetricsSource {
   metrics(): MetricsSnapshot;
 }
-
-export interface RegisterMetricsOptions {
-  /** prom-client's Registry to add the metrics to (its default `register` is a Registry too). */
-  registry: Registry;
-  /** Prefix of the metric names. Default `messaging_webhooks_`. */
-  prefix?: string;
-  /** Labels added to every series, for several receivers in one registry: `{ receiver: 'sms' }`. */
-  labels?: Record<string, string>;
-}
-
-type Value = { value: number; labels: Record<string, string | number>; metricName?: string };
 
 /**
  * Exposes a receiver's metrics through prom-client, read from receiver.metrics() when Prometheus scrapes:
@@ -27,19 +25,10 @@ type Value = { value: number; labels: Record<string, string | number>; metricNam
  * and event_type; gauges `<prefix>handlers_running` and `<prefix>queue_waiting`. With a durable queue (receiver option `queue`), gauges
  * of its jobs as last read from the engine (every few seconds): `<prefix>durable_jobs_waiting`,
  * `<prefix>durable_jobs_running`, `<prefix>durable_jobs_retrying` and `<prefix>durable_dead_letters`.
+ * A worker's own series: registerWorkerMetrics.
  */
 export function registerMetrics(source: MetricsSource, options: RegisterMetricsOptions): void {
-  const prefix = options.prefix ?? 'messaging_webhooks_';
-  const extra = options.labels ?? {};
-  const collector = (name: string, help: string, type: string, values: () => Value[]) =>
-    ({
-      name,
-      help,
-      type,
-      aggregator: 'sum',
-      get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
-      reset: () => undefined,
-    }) as unknown as Metric;
+  const { registry, prefix, labels: extra } = metricsOptions(options, ['outcome', 'status', 'event_type']);
 
   const seriesLabels = (series: MetricsSnapshot['series'][number]) => ({
     ...extra,
@@ -49,7 +38,7 @@ export function registerMetrics(source: MetricsSource, options: RegisterMetricsO
   });
 
   const requests = `${prefix}requests_total`;
-  options.registry.registerMetric(
+  registry.registerMetric(
     collector(
       requests,
       'Webhook requests answered, by outcome (reason code), status and event type.',
@@ -59,30 +48,26 @@ export function registerMetrics(source: MetricsSource, options: RegisterMetricsO
   );
 
   const duration = `${prefix}request_duration_seconds`;
-  options.registry.registerMetric(
+  registry.registerMetric(
     collector(
       duration,
       'Time from request to answer, by outcome, status and event type.',
       'histogram',
       () => {
         const { bucketBounds, series: all } = source.metrics();
-        const values: Value[] = [];
-        for (const series of all) {
-          const labels = seriesLabels(series);
-          series.durationBuckets.forEach((count, index) => {
-            const le = index < bucketBounds.length ? (bucketBounds[index] as number) : '+Inf';
-            values.push({ value: count, labels: { ...labels, le }, metricName: `${duration}_bucket` });
-          });
-          values.push({ value: series.durationSecondsSum, labels, metricName: `${duration}_sum` });
-          values.push({ value: series.count, labels, metricName: `${duration}_count` });
-        }
-        return values;
+        return all.flatMap((series): Sample[] =>
+          histogramSamples(duration, bucketBounds, seriesLabels(series), {
+            buckets: series.durationBuckets,
+            sum: series.durationSecondsSum,
+            count: series.count,
+          }),
+        );
       },
     ),
   );
 
   const gauge = (name: string, help: string, read: (snapshot: MetricsSnapshot) => number | undefined) =>
-    options.registry.registerMetric(
+    registry.registerMetric(
       collector(`${prefix}${name}`, help, 'gauge', () => {
         const value = read(source.metrics()) ?? 0;
         return [{ value, labels: { ...extra } }];

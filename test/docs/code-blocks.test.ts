@@ -205,12 +205,19 @@ describe('the code blocks of the README and docs/', () => {
       });
       const redis = await ownRedisServer();
       const worker = start(
-        [process.execPath, file],
+        [process.execPath, '--import', join(root, 'test/docs/listen-on-port-zero.mjs'), file],
         { WEBHOOK_SECRET: SECRET, REDIS_URL: redis.url },
         consumer.dir,
       );
       try {
         await worker.waitFor(/worker running/i, 30_000);
+        // A worker that listens serves its Prometheus metrics: they must be there, as Prometheus scrapes them.
+        if (/\.listen\(/.test(block.code)) {
+          const [, port] = await worker.waitFor(/doc-test listening on (\d+)/);
+          const response = await fetch(`http://127.0.0.1:${port}/metrics`);
+          expect(response.status).toBe(200);
+          expect(await response.text()).toMatch(/^# TYPE messaging_webhooks_worker_jobs_total counter$/m);
+        }
         worker.child.kill('SIGTERM');
         const [code] = (await Promise.race([
           once(worker.child, 'exit'),

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import { createReceiver } from '../../src/index.js';
+import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import type { MetricsSnapshot } from '../../src/observability/metrics.js';
 import { registerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';
@@ -121,5 +121,20 @@ describe('messaging-webhooks/prometheus', () => {
     expect(() =>
       registerMetrics(createReceiver({ secrets: SECRET }), { registry, prefix: 'hooks_' }),
     ).toThrow(/already been registered/);
+  });
+
+  it('refuses a prefix or labels Prometheus could not scrape, or that would replace its own labels', async () => {
+    const receiver = createReceiver({ secrets: SECRET });
+    const registry = new Registry();
+    expect(() => registerMetrics(receiver, { registry, prefix: 'hooks-' })).toThrow(
+      /prefix must start a Prometheus metric name/,
+    );
+    expect(() => registerMetrics(receiver, { registry, labels: { outcome: 'x' } })).toThrow(
+      /"outcome" cannot be a label name here.*none of outcome, status, event_type, le/,
+    );
+    expect(() => registerMetrics(receiver, { registry, labels: { __name__: 'x' } })).toThrow(
+      WebhookConfigError,
+    );
+    expect(await registry.getMetricsAsJSON()).toEqual([]);
   });
 });

@@ -3,13 +3,14 @@ import { createServer } from 'node:http';
 import express from 'express';
 import Fastify from 'fastify';
 import { createReceiver, MemoryDedupeStore } from 'messaging-webhooks';
+import type { DurableWorker } from 'messaging-webhooks/adapter';
 import { webhookHandler } from 'messaging-webhooks/express';
 import { webhooks } from 'messaging-webhooks/fastify';
 import { createFetchHandler } from 'messaging-webhooks/fetch';
 import { createPagesHandler, createRouteHandler } from 'messaging-webhooks/next';
 import { createNodeHandler } from 'messaging-webhooks/node';
 import { PostgresDedupeStore } from 'messaging-webhooks/postgres';
-import { registerMetrics } from 'messaging-webhooks/prometheus';
+import { registerMetrics, registerWorkerMetrics } from 'messaging-webhooks/prometheus';
 import { RedisDedupeStore } from 'messaging-webhooks/redis';
 import { createEvent, createSignedRequest } from 'messaging-webhooks/testing';
 import pg from 'pg';
@@ -18,6 +19,8 @@ import { createClient } from 'redis';
 
 const receiver = createReceiver({ secrets: 'whsec_consumer_node', store: new MemoryDedupeStore() });
 registerMetrics(receiver, { registry: new Registry() });
+export const registerWorker = (worker: DurableWorker) =>
+  registerWorkerMetrics(worker, { registry: new Registry(), labels: { queue: 'sms' } });
 
 const redis = createClient({ url: 'redis://127.0.0.1:6379' });
 const pool = new pg.Pool({ connectionString: 'postgres://postgres@127.0.0.1:5432/test' });

@@ -3,6 +3,14 @@
 export type { Outcome } from './contract/outcome.js';
 export { REQUEST_ID_HEADER } from './contract/outcome.js';
 export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
+export type {
+  DeliveryStart,
+  JobStart,
+  TraceAttributes,
+  TraceCarrier,
+  TraceSpan,
+  Tracing,
+} from './contract/tracing.js';
 export {
   BODY_LENGTH_MISMATCH,
   BODY_TIMEOUT,

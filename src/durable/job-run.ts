@@ -1,8 +1,11 @@
 import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
+import { checkTracing, type TraceSpan } from '../contract/tracing.js';
 import type { Claims } from '../pipeline/6-claim.js';
+import { traceHandlers } from '../pipeline/traced.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
+import { type AttemptTrace, endJobSpan, type JobTracing, startJobSpan } from './job-span.js';
 import type {
   DispatchingReceiver,
   DurableJob,
@@ -39,8 +42,14 @@ export function durationOption(name: string, value: number | undefined, fallback
   return value;
 }
 
-/** The runner of a worker's options, validated: its handler deadline and, with a `store`, its inbox. */
-export function workerRunner<Q extends DurableQueue>(options: DurableWorkerOptions<Q>): JobRunner {
+/**
+ * The runner of a worker's options, validated: its handler deadline, with a `store` its inbox, with `tracing`
+ * its spans (named after the engine and the queue).
+ */
+export function workerRunner<Q extends DurableQueue>(
+  options: DurableWorkerOptions<Q>,
+  engine: Omit<JobTracing, 'tracing'>,
+): JobRunner {
   const { receiver, store } = options;
   const handlerTimeoutMs = durationOption(
     'handlerTimeoutMs',
@@ -55,7 +64,8 @@ export function workerRunner<Q extends DurableQueue>(options: DurableWorkerOptio
           leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
           retentionMs: durationOption('inboxRetentionMs', options.inboxRetentionMs, DEFAULT_RETENTION_MS),
         });
-  return createJobRunner(receiver, handlerTimeoutMs, inbox);
+  const tracing = checkTracing(options.tracing);
+  return createJobRunner(receiver, handlerTimeoutMs, inbox, tracing && { tracing, ...engine });
 }
 
 /** A run the worker may give up on (its deadline passed, or close() cut it off): its claim is let go. */
@@ -74,12 +84,20 @@ export function createJobRunner(
   receiver: DispatchingReceiver,
   handlerTimeoutMs: number,
   inbox?: Claims<unknown>,
+  traced?: JobTracing,
 ) {
   const counters: WorkerCounters = { running: 0, completed: 0, retried: 0, deadLettered: 0 };
   const running = new Set<Running>();
 
-  async function run(job: DurableJob, attempt: number, attempts: number): Promise<void> {
+  /** One attempt; with tracing, `trace` is what the engine keeps of the job's failed attempts (for links). */
+  async function run(
+    job: DurableJob,
+    attempt: number,
+    attempts: number,
+    trace?: AttemptTrace,
+  ): Promise<void> {
     counters.running++;
+    const span = traced && startJobSpan(traced, job, attempt, attempts, trace?.earlier ?? []);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let entry: Running | undefined;
     const givenUp = new Promise<never>((_, reject) => {
@@ -100,10 +118,12 @@ export function createJobRunner(
       }, handlerTimeoutMs);
     });
     try {
-      await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running), givenUp]);
+      await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running, span), givenUp]);
       counters.completed++;
+      if (span) endJobSpan(span);
     } catch (error) {
       if (attempt < attempts) counters.retried++;
+      if (span) await endFailedSpan(span, error, attempt < attempts, trace);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -146,11 +166,29 @@ export function createJobRunner(
     cutOff,
     deadLettered,
     handlerTimeoutMs,
+    /** Whether runs are traced: an engine then tells each run what it kept of the job's earlier attempts. */
+    traced: traced !== undefined,
     counters: (): WorkerCounters => ({ ...counters }),
   };
 }
 
 export type JobRunner = ReturnType<typeof createJobRunner>;
+
+/** An attempt failed: its span says why, and a retried job keeps it for the next attempt's link. */
+async function endFailedSpan(
+  span: TraceSpan,
+  error: unknown,
+  retried: boolean,
+  trace: AttemptTrace | undefined,
+): Promise<void> {
+  endJobSpan(span, { code: error instanceof WebhookHandlerError ? error.code : 'handler_failed', retried });
+  if (!retried || !trace) return;
+  try {
+    await trace.keep([...trace.earlier, span.carrier()]);
+  } catch {
+    // Only the link is lost: the retry runs all the same.
+  }
+}
 
 /** One attempt of a job: its handlers, inside the event's claim when the worker has an inbox. */
 async function dispatch(
@@ -159,8 +197,10 @@ async function dispatch(
   job: DurableJob,
   attempt: number,
   run: Running,
+  span: TraceSpan | undefined,
 ): Promise<void> {
-  const handle = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
+  const dispatching = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
+  const handle = span ? traceHandlers(span, dispatching) : dispatching;
   try {
     if (inbox) await runInInbox(inbox, job.key, errorContext(job, 'handler_failed'), handle, run);
     else await handle(undefined);

@@ -2,6 +2,7 @@ import { nextRequestId } from '../base/bytes.js';
 import { WebhookHandlerError } from '../base/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
+import type { TraceSpan, Tracing } from '../contract/tracing.js';
 import type { CatalogueEvent } from '../events/catalogue.js';
 import {
   type Catalogue,
@@ -9,6 +10,7 @@ import {
   type DefaultEvents,
   type EventType,
 } from '../events/catalogue.js';
+import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
 import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
 import type { Received } from '../pipeline/1-check-request.js';
@@ -105,13 +107,19 @@ export function createReceiver<
     admission,
   });
   const metrics = new MetricsRecorder();
+  const modes = modesOf(options.secrets, verifier);
   const observe = createRequestObserver({
     logger: opts.logger,
     metrics,
     now: opts.now,
-    ...modesOf(options.secrets, verifier),
+    ...modes,
     rejections: registry,
   });
+  const traced = opts.tracing && {
+    tracing: opts.tracing,
+    ack: (opts.queue ? 'durable' : opts.ack) as AckMode,
+    modes: modes.modes,
+  };
   let closed: Promise<void> | undefined;
 
   const receiver: Receiver<C, Tx> = {
@@ -135,7 +143,7 @@ export function createReceiver<
       registry.onRejected(handler);
       return receiver;
     },
-    receive: receiving(pipeline, observe, failures, report),
+    receive: receiving(pipeline, observe, failures, report, traced),
     dispatch: (event, ctx) => registry.dispatch(event, ctx),
     reportError: (error, ctx) => registry.reportError(error, ctx),
     close(closeOptions = {}) {
@@ -189,12 +197,20 @@ function modesOf(secrets: ReceiverOptions['secrets'], verifier: Verifier) {
   return { modes, diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels } };
 }
 
-/** A request's walk through the pipeline, then its log line and metrics; never rejects. */
+/** What a traced receiver needs to start and end a delivery's span. */
+interface Traced {
+  tracing: Tracing;
+  ack: AckMode;
+  modes: boolean;
+}
+
+/** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */
 function receiving(
-  pipeline: (received: Received) => Promise<Walked>,
+  pipeline: (received: Received, span?: TraceSpan) => Promise<Walked>,
   observe: ReturnType<typeof createRequestObserver>,
   failures: Map<string, string | undefined>,
   report: Report,
+  traced: Traced | undefined,
 ): (request: ReceiveRequest) => Promise<Outcome> {
   return async (request) => {
     const started = performance.now();
@@ -203,8 +219,12 @@ function receiving(
     failures.set(requestId, undefined);
     let outcome: Outcome;
     let reached: Reached = received;
+    // Without tracing, this one check is all a request pays for it.
+    const span = traced && startDeliverySpan(traced.tracing, request);
     try {
-      ({ outcome, reached } = await pipeline(received));
+      ({ outcome, reached } = await (span
+        ? span.inContext(() => pipeline(received, span))
+        : pipeline(received)));
     } catch (cause) {
       // Only a bug can get here (every expected failure is an outcome); still never crash the server.
       await report('handler_failed', 'Unexpected receiver error.', cause, {
@@ -213,10 +233,22 @@ function receiving(
       });
       outcome = rejectedOutcome('handler_failed', requestId);
     }
+    if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
     const failure = failures.get(requestId);
     failures.delete(requestId);
     const logged = observe(outcome, reached, performance.now() - started, failure);
     if (logged) await logged;
     return outcome;
   };
+}
+
+/** A request that is no object (a caller's mistake, answered 405) still gets its span. */
+function startDeliverySpan(tracing: Tracing, request: ReceiveRequest | undefined): TraceSpan {
+  const { method, headers, url, route } = request ?? ({} as Partial<ReceiveRequest>);
+  return tracing.startDelivery({
+    method: typeof method === 'string' ? method : '_OTHER',
+    headers: headers ?? {},
+    url,
+    route,
+  });
 }

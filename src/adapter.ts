@@ -3,14 +3,6 @@
 export type { Outcome } from './contract/outcome.js';
 export { REQUEST_ID_HEADER } from './contract/outcome.js';
 export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
-export type {
-  DeliveryStart,
-  JobStart,
-  TraceAttributes,
-  TraceCarrier,
-  TraceSpan,
-  Tracing,
-} from './contract/tracing.js';
 export {
   BODY_LENGTH_MISMATCH,
   BODY_TIMEOUT,
@@ -21,6 +13,14 @@ export {
   isJsonContentType,
   type ReceiveRequest,
 } from './contract/request.js';
+export type {
+  DeliveryStart,
+  JobStart,
+  TraceAttributes,
+  TraceCarrier,
+  TraceSpan,
+  Tracing,
+} from './contract/tracing.js';
 export { defaultCryptoProvider } from './crypto/default.js';
 export type {
   AsyncCryptoProvider,

@@ -39,7 +39,7 @@ function tracedReceiver() {
 function signed() {
   const delivery = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
   const headers: Record<string, string> = { ...delivery.headers, traceparent: TRACEPARENT };
-  return { body: delivery.body, headers, signature: delivery.signature };
+  return { body: delivery.body, headers, signature: delivery.headers['webhook-signature'] as string };
 }
 
 /** The delivery's spans: named `name`, in the incoming trace, the handler's own span under the handler span. */

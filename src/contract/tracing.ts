@@ -21,7 +21,9 @@ export interface Tracing {
 
 /** What a delivery's span is started from: the request as the adapter gave it, never its body. */
 export interface DeliveryStart {
+  /** The request's method, as the adapter gave it. */
   method: string;
+  /** Read for the trace context (`traceparent`) and the HTTP attributes; never the signature's headers. */
   headers: HeaderSource;
   /** The request target as received: a path (`/webhooks?x=1`) or an absolute URL. */
   url?: string | undefined;
@@ -29,11 +31,15 @@ export interface DeliveryStart {
   route?: string | undefined;
 }
 
+/** What the span of one attempt of a durable job is started from. */
 export interface JobStart {
   /** The span's name. */
   name: string;
+  /** The handoff span's context, from the job's data; undefined for a job enqueued without tracing. */
   parent: TraceCarrier | undefined;
+  /** The span contexts of the job's earlier attempts, oldest first. */
   links: readonly TraceCarrier[];
+  /** Set when the span starts, so a sampler sees them. */
   attributes: TraceAttributes;
 }
 
@@ -45,6 +51,7 @@ export type TraceCarrier = Record<string, string>;
 
 /** One span, as the pipeline drives it. */
 export interface TraceSpan {
+  /** Adds attributes (an undefined value is left out). */
   setAttributes(attributes: TraceAttributes): void;
   /** A span under this one: `internal` (verify, claim, handler) or `producer` (the handoff to a job engine). */
   child(name: string, kind?: 'internal' | 'producer'): TraceSpan;
@@ -57,6 +64,7 @@ export interface TraceSpan {
    * event (its type and message).
    */
   fail(description: string, error?: unknown): void;
+  /** Ends the span; nothing is added to it after. */
   end(): void;
 }
 

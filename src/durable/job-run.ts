@@ -5,7 +5,7 @@ import { traceHandlers } from '../pipeline/traced.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
-import { type AttemptTrace, endJobSpan, type JobTracing, startJobSpan } from './job-span.js';
+import { type AttemptTrace, type JobTracing, tracedRun } from './job-span.js';
 import type {
   DispatchingReceiver,
   DurableJob,
@@ -49,7 +49,7 @@ export function durationOption(name: string, value: number | undefined, fallback
 export function workerRunner<Q extends DurableQueue>(
   options: DurableWorkerOptions<Q>,
   engine: Omit<JobTracing, 'tracing'>,
-): JobRunner {
+): WorkerRunner {
   const { receiver, store } = options;
   const handlerTimeoutMs = durationOption(
     'handlerTimeoutMs',
@@ -64,8 +64,24 @@ export function workerRunner<Q extends DurableQueue>(
           leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
           retentionMs: durationOption('inboxRetentionMs', options.inboxRetentionMs, DEFAULT_RETENTION_MS),
         });
+  const runner = createJobRunner(receiver, handlerTimeoutMs, inbox);
   const tracing = checkTracing(options.tracing);
-  return createJobRunner(receiver, handlerTimeoutMs, inbox, tracing && { tracing, ...engine });
+  return {
+    ...runner,
+    run: tracing
+      ? tracedRun({ tracing, ...engine }, runner.run)
+      : (job: DurableJob, attempt: number, attempts: number) => runner.run(job, attempt, attempts),
+    traced: tracing !== undefined,
+  };
+}
+
+/**
+ * A worker's runner. With tracing (`traced`), the engine gives each run what it kept of the job's failed
+ * attempts, for the links of the attempt's span.
+ */
+export interface WorkerRunner extends Omit<JobRunner, 'run'> {
+  run(job: DurableJob, attempt: number, attempts: number, trace?: AttemptTrace): Promise<void>;
+  readonly traced: boolean;
 }
 
 /** A run the worker may give up on (its deadline passed, or close() cut it off): its claim is let go. */
@@ -84,20 +100,12 @@ export function createJobRunner(
   receiver: DispatchingReceiver,
   handlerTimeoutMs: number,
   inbox?: Claims<unknown>,
-  traced?: JobTracing,
 ) {
   const counters: WorkerCounters = { running: 0, completed: 0, retried: 0, deadLettered: 0 };
   const running = new Set<Running>();
 
-  /** One attempt; with tracing, `trace` is what the engine keeps of the job's failed attempts (for links). */
-  async function run(
-    job: DurableJob,
-    attempt: number,
-    attempts: number,
-    trace?: AttemptTrace,
-  ): Promise<void> {
+  async function run(job: DurableJob, attempt: number, attempts: number, span?: TraceSpan): Promise<void> {
     counters.running++;
-    const span = traced && startJobSpan(traced, job, attempt, attempts, trace?.earlier ?? []);
     let timer: ReturnType<typeof setTimeout> | undefined;
     let entry: Running | undefined;
     const givenUp = new Promise<never>((_, reject) => {
@@ -120,10 +128,8 @@ export function createJobRunner(
     try {
       await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running, span), givenUp]);
       counters.completed++;
-      if (span) endJobSpan(span);
     } catch (error) {
       if (attempt < attempts) counters.retried++;
-      if (span) await endFailedSpan(span, error, attempt < attempts, trace);
       throw error;
     } finally {
       clearTimeout(timer);
@@ -166,29 +172,11 @@ export function createJobRunner(
     cutOff,
     deadLettered,
     handlerTimeoutMs,
-    /** Whether runs are traced: an engine then tells each run what it kept of the job's earlier attempts. */
-    traced: traced !== undefined,
     counters: (): WorkerCounters => ({ ...counters }),
   };
 }
 
 export type JobRunner = ReturnType<typeof createJobRunner>;
-
-/** An attempt failed: its span says why, and a retried job keeps it for the next attempt's link. */
-async function endFailedSpan(
-  span: TraceSpan,
-  error: unknown,
-  retried: boolean,
-  trace: AttemptTrace | undefined,
-): Promise<void> {
-  endJobSpan(span, { code: error instanceof WebhookHandlerError ? error.code : 'handler_failed', retried });
-  if (!retried || !trace) return;
-  try {
-    await trace.keep([...trace.earlier, span.carrier()]);
-  } catch {
-    // Only the link is lost: the retry runs all the same.
-  }
-}
 
 /** One attempt of a job: its handlers, inside the event's claim when the worker has an inbox. */
 async function dispatch(
@@ -200,6 +188,7 @@ async function dispatch(
   span: TraceSpan | undefined,
 ): Promise<void> {
   const dispatching = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
+  // With tracing, the handlers run in a span of their own under the attempt's.
   const handle = span ? traceHandlers(span, dispatching) : dispatching;
   try {
     if (inbox) await runInInbox(inbox, job.key, errorContext(job, 'handler_failed'), handle, run);
@@ -216,7 +205,7 @@ async function dispatch(
  */
 export async function closeWorker(
   stop: () => Promise<void>,
-  runner: JobRunner,
+  runner: Pick<JobRunner, 'cutOff'>,
   timeoutMs: number | undefined,
 ): Promise<void> {
   const stopping = stop();

@@ -1,3 +1,4 @@
+import { WebhookHandlerError } from '../base/errors.js';
 import { TRACE_ATTRIBUTE, type TraceCarrier, type TraceSpan, type Tracing } from '../contract/tracing.js';
 import type { DurableJob } from './port.js';
 
@@ -57,4 +58,37 @@ export function endJobSpan(span: TraceSpan, failure?: { code: string; retried: b
     span.fail(failure.code);
   }
   span.end();
+}
+
+/** A job runner's attempt, given the span it runs its handlers under. */
+type Attempt = (job: DurableJob, attempt: number, attempts: number, span: TraceSpan) => Promise<void>;
+
+/**
+ * Runs each attempt in its CONSUMER span; a failed attempt that will be retried is kept with the job
+ * (`trace.keep`) so that the retry's span links to it.
+ */
+export function tracedRun(traced: JobTracing, attemptRun: Attempt) {
+  return async (job: DurableJob, attempt: number, attempts: number, trace?: AttemptTrace): Promise<void> => {
+    const span = startJobSpan(traced, job, attempt, attempts, trace?.earlier ?? []);
+    try {
+      await attemptRun(job, attempt, attempts, span);
+    } catch (error) {
+      const retried = attempt < attempts;
+      endJobSpan(span, {
+        code: error instanceof WebhookHandlerError ? error.code : 'handler_failed',
+        retried,
+      });
+      if (retried && trace) await keep(trace, span);
+      throw error;
+    }
+    endJobSpan(span);
+  };
+}
+
+async function keep(trace: AttemptTrace, span: TraceSpan): Promise<void> {
+  try {
+    await trace.keep([...trace.earlier, span.carrier()]);
+  } catch {
+    // Only the link is lost: the retry runs all the same.
+  }
 }

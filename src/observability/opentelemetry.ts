@@ -7,7 +7,6 @@ import { WebhookConfigError } from '../base/errors.js';
 import type { HeaderSource } from '../contract/request.js';
 import type {
   DeliveryStart,
-  JobStart,
   TraceAttributes,
   TraceCarrier,
   TraceSpan,
@@ -24,6 +23,7 @@ const api: typeof Api | undefined = await import('@opentelemetry/api').then(
   },
 );
 
+/** Which tracer and propagator openTelemetry() uses; each has a default that suits an app with the SDK set up. */
 export interface OpenTelemetryOptions {
   /** The tracer the spans are started on. Default: one named `messaging-webhooks` from `tracerProvider`. */
   tracer?: Tracer;
@@ -54,105 +54,131 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Tracing {
   }
   const otel = api;
   const tracer = options.tracer ?? (options.tracerProvider ?? otel.trace).getTracer(SCOPE);
-  const { SpanKind, SpanStatusCode } = otel;
-
-  /** The propagator chosen per use: the app may register its own after creating the receiver. */
-  const propagator = (): TextMapPropagator | undefined =>
-    options.propagator ?? (otel.propagation.fields().length > 0 ? otel.propagation : undefined);
-
-  function extract(base: Context, carrier: HeaderSource | TraceCarrier): Context {
-    const chosen = propagator();
-    if (chosen) return chosen.extract(base, carrier, headerGetter);
-    const parent = parseTraceParent(
-      headerGetter.get(carrier, 'traceparent'),
-      headerGetter.get(carrier, 'tracestate'),
-    );
-    if (!parent) return base;
-    const { traceState, ...ids } = parent;
-    return otel.trace.setSpanContext(base, {
-      ...ids,
-      isRemote: true,
-      ...(traceState ? { traceState: otel.createTraceState(traceState) } : {}),
-    });
-  }
-
-  function inject(span: Span): TraceCarrier {
-    const carrier: TraceCarrier = {};
-    const chosen = propagator();
-    if (chosen) {
-      chosen.inject(otel.trace.setSpan(otel.context.active(), span), carrier, otel.defaultTextMapSetter);
-      return carrier;
-    }
-    const { traceId, spanId, traceFlags, traceState } = span.spanContext();
-    return formatTraceParent(traceId, spanId, traceFlags, traceState?.serialize());
-  }
-
-  class OtelSpan implements TraceSpan {
-    constructor(readonly span: Span) {}
-    setAttributes(attributes: TraceAttributes): void {
-      this.span.setAttributes(attributes);
-    }
-    child(name: string, kind: 'internal' | 'producer' = 'internal'): TraceSpan {
-      const parent = otel.trace.setSpan(otel.context.active(), this.span);
-      const spanKind = kind === 'producer' ? SpanKind.PRODUCER : SpanKind.INTERNAL;
-      return new OtelSpan(tracer.startSpan(name, { kind: spanKind }, parent));
-    }
-    inContext<T>(fn: () => T): T {
-      return otel.context.with(otel.trace.setSpan(otel.context.active(), this.span), fn);
-    }
-    carrier(): TraceCarrier {
-      return inject(this.span);
-    }
-    fail(description: string, error?: unknown): void {
-      if (error !== undefined) this.span.recordException(exceptionOf(error));
-      this.span.setStatus({ code: SpanStatusCode.ERROR, message: description });
-    }
-    end(): void {
-      this.span.end();
-    }
-  }
-
+  const spans: Spans = { otel, tracer, ...propagationOf(otel, options.propagator) };
   return {
-    startDelivery({ method, headers, url, route }: DeliveryStart): TraceSpan {
-      const known = METHODS.has(method)
-        ? method
-        : METHODS.has(method.toUpperCase())
-          ? method.toUpperCase()
-          : undefined;
+    startDelivery: (request) => new OtelSpan(startDelivery(spans, request), spans),
+    startJob({ name, parent, links, attributes }) {
       const active = otel.context.active();
-      // An HTTP instrumentation already made the server span (and read the traceparent): this one goes under it.
-      const nested = otel.trace.getSpan(active)?.spanContext();
-      const inServer = nested !== undefined && otel.isSpanContextValid(nested);
-      const span = tracer.startSpan(
-        route ? `${known ?? 'HTTP'} ${route}` : (known ?? 'HTTP'),
-        {
-          kind: inServer ? SpanKind.INTERNAL : SpanKind.SERVER,
-          attributes: {
-            'http.request.method': known ?? '_OTHER',
-            'http.request.method_original': known === method ? undefined : method,
-            'http.route': route,
-            ...requestAttributes(url, headers),
-          },
-        },
-        inServer ? active : extract(active, headers),
-      );
-      return new OtelSpan(span);
-    },
-    startJob({ name, parent, links, attributes }: JobStart): TraceSpan {
-      const active = otel.context.active();
-      const linked = [];
+      const linked: Api.Link[] = [];
       for (const earlier of links) {
-        const context = otel.trace.getSpanContext(extract(active, earlier));
+        const context = otel.trace.getSpanContext(spans.extract(active, earlier));
         if (context) linked.push({ context });
       }
-      const span = tracer.startSpan(
-        name,
-        { kind: SpanKind.CONSUMER, attributes, links: linked },
-        parent ? extract(active, parent) : active,
-      );
-      return new OtelSpan(span);
+      const kind = otel.SpanKind.CONSUMER;
+      const parentContext = parent ? spans.extract(active, parent) : active;
+      return new OtelSpan(tracer.startSpan(name, { kind, attributes, links: linked }, parentContext), spans);
     },
   };
+}
+
+/** What every span of one openTelemetry() needs: the API, its tracer, how a context is read and written. */
+interface Spans extends Propagation {
+  otel: typeof Api;
+  tracer: Tracer;
+}
+
+interface Propagation {
+  extract(base: Context, carrier: HeaderSource | TraceCarrier): Context;
+  inject(span: Span): TraceCarrier;
+}
+
+/** The propagator is chosen at each use: the app may register its own after creating the receiver. */
+function propagationOf(otel: typeof Api, own: TextMapPropagator | undefined): Propagation {
+  const propagator = (): TextMapPropagator | undefined =>
+    own ?? (otel.propagation.fields().length > 0 ? otel.propagation : undefined);
+  return {
+    extract(base, carrier) {
+      const chosen = propagator();
+      if (chosen) return chosen.extract(base, carrier, headerGetter);
+      const parent = parseTraceParent(
+        headerGetter.get(carrier, 'traceparent'),
+        headerGetter.get(carrier, 'tracestate'),
+      );
+      if (!parent) return base;
+      const { traceState, ...ids } = parent;
+      return otel.trace.setSpanContext(base, {
+        ...ids,
+        isRemote: true,
+        ...(traceState ? { traceState: otel.createTraceState(traceState) } : {}),
+      });
+    },
+    inject(span) {
+      const carrier: TraceCarrier = {};
+      const chosen = propagator();
+      if (chosen) {
+        chosen.inject(otel.trace.setSpan(otel.context.active(), span), carrier, otel.defaultTextMapSetter);
+        return carrier;
+      }
+      const { traceId, spanId, traceFlags, traceState } = span.spanContext();
+      return formatTraceParent(traceId, spanId, traceFlags, traceState?.serialize());
+    },
+  };
+}
+
+/**
+ * A delivery's span, named as the HTTP server conventions say (`POST /webhooks` with a route, else `POST`). When
+ * an HTTP instrumentation already started the server span (and read the traceparent), this one is an INTERNAL
+ * span under it rather than a second server span.
+ */
+function startDelivery(
+  { otel, tracer, extract }: Spans,
+  { method, headers, url, route }: DeliveryStart,
+): Span {
+  const upper = METHODS.has(method) ? method : method.toUpperCase();
+  const known = METHODS.has(upper) ? upper : undefined;
+  const active = otel.context.active();
+  const outer = otel.trace.getSpan(active)?.spanContext();
+  const nested = outer !== undefined && otel.isSpanContextValid(outer);
+  const named = known ?? 'HTTP';
+  return tracer.startSpan(
+    route ? `${named} ${route}` : named,
+    {
+      kind: nested ? otel.SpanKind.INTERNAL : otel.SpanKind.SERVER,
+      attributes: {
+        'http.request.method': known ?? '_OTHER',
+        'http.request.method_original': known === method ? undefined : method,
+        'http.route': route,
+        ...requestAttributes(url, headers),
+      },
+    },
+    nested ? active : extract(active, headers),
+  );
+}
+
+class OtelSpan implements TraceSpan {
+  constructor(
+    readonly span: Span,
+    readonly spans: Spans,
+  ) {}
+
+  setAttributes(attributes: TraceAttributes): void {
+    this.span.setAttributes(attributes);
+  }
+
+  child(name: string, kind: 'internal' | 'producer' = 'internal'): TraceSpan {
+    const { otel, tracer } = this.spans;
+    const parent = otel.trace.setSpan(otel.context.active(), this.span);
+    const spanKind = kind === 'producer' ? otel.SpanKind.PRODUCER : otel.SpanKind.INTERNAL;
+    return new OtelSpan(tracer.startSpan(name, { kind: spanKind }, parent), this.spans);
+  }
+
+  inContext<T>(fn: () => T): T {
+    const { otel } = this.spans;
+    return otel.context.with(otel.trace.setSpan(otel.context.active(), this.span), fn);
+  }
+
+  carrier(): TraceCarrier {
+    return this.spans.inject(this.span);
+  }
+
+  fail(description: string, error?: unknown): void {
+    if (error !== undefined) this.span.recordException(exceptionOf(error));
+    this.span.setStatus({ code: this.spans.otel.SpanStatusCode.ERROR, message: description });
+  }
+
+  end(): void {
+    this.span.end();
+  }
 }
 
 /** What recordException takes: an Error as it is, anything else as text. */

@@ -115,11 +115,6 @@ export function createReceiver<
     ...modes,
     rejections: registry,
   });
-  const traced = opts.tracing && {
-    tracing: opts.tracing,
-    ack: (opts.queue ? 'durable' : opts.ack) as AckMode,
-    modes: modes.modes,
-  };
   let closed: Promise<void> | undefined;
 
   const receiver: Receiver<C, Tx> = {
@@ -143,7 +138,7 @@ export function createReceiver<
       registry.onRejected(handler);
       return receiver;
     },
-    receive: receiving(pipeline, observe, failures, report, traced),
+    receive: receiving(pipeline, observe, failures, report, tracedOf(opts, modes.modes)),
     dispatch: (event, ctx) => registry.dispatch(event, ctx),
     reportError: (error, ctx) => registry.reportError(error, ctx),
     close(closeOptions = {}) {
@@ -202,6 +197,14 @@ interface Traced {
   tracing: Tracing;
   ack: AckMode;
   modes: boolean;
+}
+
+function tracedOf(
+  opts: { tracing?: Tracing | undefined; queue?: unknown; ack: 'sync' | 'async' },
+  modes: boolean,
+): Traced | undefined {
+  if (opts.tracing === undefined) return undefined;
+  return { tracing: opts.tracing, ack: opts.queue ? 'durable' : opts.ack, modes };
 }
 
 /** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */

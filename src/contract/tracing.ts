@@ -9,9 +9,10 @@ import type { HeaderSource } from './request.js';
 export interface Tracing {
   /**
    * The SERVER span of one delivery, continuing the trace its request names (a `traceparent` header) if any.
-   * Called before a byte of the body is read.
+   * Called before a byte of the body is read. Undefined when the span would neither record nor carry a trace
+   * context anywhere (no tracer provider): the delivery then walks as if untraced.
    */
-  startDelivery(request: DeliveryStart): TraceSpan;
+  startDelivery(request: DeliveryStart): TraceSpan | undefined;
   /**
    * The CONSUMER span of one attempt of a durable job: a child of the context the handoff wrote into the job
    * (`parent`), linked to the spans of the job's earlier attempts (`links`).

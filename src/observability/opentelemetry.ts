@@ -56,7 +56,17 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Tracing {
   const tracer = options.tracer ?? (options.tracerProvider ?? otel.trace).getTracer(SCOPE);
   const spans: Spans = { otel, tracer, ...propagationOf(otel, options.propagator) };
   return {
-    startDelivery: (request) => new OtelSpan(startDelivery(spans, request), spans),
+    startDelivery(request) {
+      const span = startDelivery(spans, request);
+      if (!span.isRecording()) {
+        // No provider (or not sampled): a span that carries no context is of no use to anyone, and skipping it
+        // spares the walk every stage's span.
+        return otel.isSpanContextValid(span.spanContext()) ? new OtelSpan(span, spans) : undefined;
+      }
+      // Read only for a span that records: a header lookup per attribute.
+      span.setAttributes(requestAttributes(request.url, request.headers));
+      return new OtelSpan(span, spans);
+    },
     startJob({ name, parent, links, attributes }) {
       const active = otel.context.active();
       const linked: Api.Link[] = [];
@@ -90,10 +100,9 @@ function propagationOf(otel: typeof Api, own: TextMapPropagator | undefined): Pr
     extract(base, carrier) {
       const chosen = propagator();
       if (chosen) return chosen.extract(base, carrier, headerGetter);
-      const parent = parseTraceParent(
-        headerGetter.get(carrier, 'traceparent'),
-        headerGetter.get(carrier, 'tracestate'),
-      );
+      const traceparent = headerGetter.get(carrier, 'traceparent');
+      if (traceparent === undefined) return base;
+      const parent = parseTraceParent(traceparent, headerGetter.get(carrier, 'tracestate'));
       if (!parent) return base;
       const { traceState, ...ids } = parent;
       return otel.trace.setSpanContext(base, {
@@ -120,10 +129,7 @@ function propagationOf(otel: typeof Api, own: TextMapPropagator | undefined): Pr
  * an HTTP instrumentation already started the server span (and read the traceparent), this one is an INTERNAL
  * span under it rather than a second server span.
  */
-function startDelivery(
-  { otel, tracer, extract }: Spans,
-  { method, headers, url, route }: DeliveryStart,
-): Span {
+function startDelivery({ otel, tracer, extract }: Spans, { method, headers, route }: DeliveryStart): Span {
   const upper = METHODS.has(method) ? method : method.toUpperCase();
   const known = METHODS.has(upper) ? upper : undefined;
   const active = otel.context.active();
@@ -138,7 +144,6 @@ function startDelivery(
         'http.request.method': known ?? '_OTHER',
         'http.request.method_original': known === method ? undefined : method,
         'http.route': route,
-        ...requestAttributes(url, headers),
       },
     },
     nested ? active : extract(active, headers),

@@ -223,7 +223,7 @@ function receiving(
     let outcome: Outcome;
     let reached: Reached = received;
     // Without tracing, this one check is all a request pays for it.
-    const span = traced && startDeliverySpan(traced.tracing, request);
+    const span = traced ? startDeliverySpan(traced.tracing, request) : undefined;
     try {
       ({ outcome, reached } = await (span
         ? span.inContext(() => pipeline(received, span))
@@ -246,12 +246,9 @@ function receiving(
 }
 
 /** A request that is no object (a caller's mistake, answered 405) still gets its span. */
-function startDeliverySpan(tracing: Tracing, request: ReceiveRequest | undefined): TraceSpan {
-  const { method, headers, url, route } = request ?? ({} as Partial<ReceiveRequest>);
-  return tracing.startDelivery({
-    method: typeof method === 'string' ? method : '_OTHER',
-    headers: headers ?? {},
-    url,
-    route,
-  });
+function startDeliverySpan(tracing: Tracing, request: ReceiveRequest | undefined): TraceSpan | undefined {
+  if (typeof request?.method === 'string' && typeof request.headers === 'object') {
+    return tracing.startDelivery(request);
+  }
+  return tracing.startDelivery({ method: String(request?.method), headers: request?.headers ?? {} });
 }

@@ -138,7 +138,7 @@ console.log(
 for (const name of names)
   console.log(`  ${name.padEnd(26)} ${median(samples[name]).toFixed(2).padStart(7)} µs`);
 console.log(`  (${handled.toLocaleString('en-US')} events handled, every one new)`);
-const [ours, stripe, equivalent, traced_] = names;
+const [ours, stripe, equivalent, tracedContender] = names;
 const parts = names.filter((name) => name.startsWith('part: '));
 const partsSum = parts.reduce((sum, name) => sum + median(samples[name]), 0);
 console.log(
@@ -152,7 +152,7 @@ const same = median(samples[ours].map((us, round) => samples[equivalent][round] 
 console.log(
   `speed ratio receive() / the same guarantees by hand: ${same.toFixed(2)}× (target ≥ 1.0×: ${same >= 1 ? 'met' : 'MISSED'})`,
 );
-const tracedCost = median(samples[traced_].map((us, round) => us / samples[ours][round]));
+const tracedCost = median(samples[tracedContender].map((us, round) => us / samples[ours][round]));
 console.log(
   `time ratio receive() with openTelemetry() and no provider / receive(): ${tracedCost.toFixed(2)}×`,
 );

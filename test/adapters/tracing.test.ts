@@ -44,7 +44,6 @@ function signed() {
 
 /** The delivery's spans: named `name`, in the incoming trace, the handler's own span under the handler span. */
 function expectDeliveryTrace(name: string, attributes: Record<string, unknown>, secrets: string[]) {
-  trace.setGlobalTracerProvider(recorded.provider);
   const server = recorded.span(name);
   expect(server.kind).toBe(SpanKind.SERVER);
   expect(server.spanContext().traceId).toBe(TRACE_ID);

@@ -8,6 +8,7 @@ import { webhooks } from 'messaging-webhooks/fastify';
 import { createFetchHandler } from 'messaging-webhooks/fetch';
 import { createPagesHandler, createRouteHandler } from 'messaging-webhooks/next';
 import { createNodeHandler } from 'messaging-webhooks/node';
+import { openTelemetry } from 'messaging-webhooks/opentelemetry';
 import { PostgresDedupeStore } from 'messaging-webhooks/postgres';
 import { registerMetrics } from 'messaging-webhooks/prometheus';
 import { RedisDedupeStore } from 'messaging-webhooks/redis';
@@ -16,7 +17,11 @@ import pg from 'pg';
 import { Registry } from 'prom-client';
 import { createClient } from 'redis';
 
-const receiver = createReceiver({ secrets: 'whsec_consumer_node', store: new MemoryDedupeStore() });
+const receiver = createReceiver({
+  secrets: 'whsec_consumer_node',
+  store: new MemoryDedupeStore(),
+  tracing: openTelemetry(),
+});
 registerMetrics(receiver, { registry: new Registry() });
 
 const redis = createClient({ url: 'redis://127.0.0.1:6379' });

@@ -55,8 +55,10 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Tracing {
   const otel = api;
   const tracer = options.tracer ?? (options.tracerProvider ?? otel.trace).getTracer(SCOPE);
   const spans: Spans = { otel, tracer, ...propagationOf(otel, options.propagator) };
+  const unregistered = options.tracer || options.tracerProvider ? () => false : noGlobalProvider(otel);
   return {
     startDelivery(request) {
+      if (unregistered()) return undefined;
       const span = startDelivery(spans, request);
       if (!span.isRecording()) {
         // No provider (or not sampled): a span that carries no context is of no use to anyone, and skipping it
@@ -78,6 +80,19 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Tracing {
       const parentContext = parent ? spans.extract(active, parent) : active;
       return new OtelSpan(tracer.startSpan(name, { kind, attributes, links: linked }, parentContext), spans);
     },
+  };
+}
+
+/**
+ * Whether no global tracer provider is registered yet (checked per delivery: one may be registered later). The
+ * global provider is a proxy whose delegate is the API's no-op provider until then; a proxy of another copy of
+ * the API answers false, and its spans are started as usual.
+ */
+function noGlobalProvider(otel: typeof Api): () => boolean {
+  const noop = new otel.ProxyTracerProvider().getDelegate();
+  return () => {
+    const global = otel.trace.getTracerProvider() as Partial<Api.ProxyTracerProvider>;
+    return typeof global.getDelegate === 'function' && global.getDelegate() === noop;
   };
 }
 

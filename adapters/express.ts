@@ -17,7 +17,15 @@ type ExpressRequest = Request & { rawBody?: unknown };
  * an object, the receiver answers 500 body_already_parsed with the fix above (and tells onError).
  */
 export function webhookHandler(receiver: AnyReceiver): (req: Request, res: Response) => Promise<void> {
-  return (req, res) => receiveNodeRequest(receiver, req, res, bodySource(req));
+  return (req, res) =>
+    // A router rewrites req.url to the part after its mount path: originalUrl is the request's.
+    receiveNodeRequest(receiver, req, res, bodySource(req), req.originalUrl, routeOf(req));
+}
+
+/** The route template Express matched, as tracing names the request: the mount path, then the route's. */
+function routeOf(req: Request): string | undefined {
+  const path: unknown = req.route?.path;
+  return typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
 }
 
 function bodySource(req: ExpressRequest): NodeBodySource {

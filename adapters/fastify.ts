@@ -59,7 +59,13 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
 }
 
 function receiveRequest(request: FastifyRequest): ReceiveRequest {
-  return { method: request.method, headers: request.headers, readBody: nodeBodyReader(request.raw) };
+  return {
+    method: request.method,
+    headers: request.headers,
+    url: request.url,
+    route: request.routeOptions.url,
+    readBody: nodeBodyReader(request.raw),
+  };
 }
 
 function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): FastifyWebhooksOptions {

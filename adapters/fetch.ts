@@ -24,6 +24,7 @@ export function createFetchHandler(source: ReceiverSource): FetchHandler {
     const outcome = await receiver.receive({
       method: request.method,
       headers: request.headers,
+      url: request.url,
       readBody: (maxBytes, deadlineMs) => readWebBody(request, maxBytes, deadlineMs),
       rawBodyHint: FETCH_FIX,
       // Called as a method: Workers' ctx.waitUntil needs its `this`.

@@ -20,8 +20,16 @@ export async function receiveNodeRequest(
   req: IncomingMessage,
   res: ServerResponse,
   body: NodeBodySource = { readBody: nodeBodyReader(req) },
+  url = req.url,
+  route?: string,
 ): Promise<void> {
-  const outcome = await receiver.receive({ method: req.method ?? 'GET', headers: req.headers, ...body });
+  const outcome = await receiver.receive({
+    method: req.method ?? 'GET',
+    headers: req.headers,
+    url,
+    route,
+    ...body,
+  });
   writeNodeOutcome(res, outcome);
 }
 

@@ -10,6 +10,7 @@ import Stripe from 'stripe';
 import { utf8Text } from '../dist/src/base/bytes.js';
 import { createEventParser } from '../dist/src/events/catalogue.js';
 import { createReceiver, createVerifier, defaultEvents, MemoryDedupeStore } from '../dist/src/index.js';
+import { openTelemetry } from '../dist/src/observability/opentelemetry.js';
 import { ANSWERS, handRoute } from './hand-route.mjs';
 
 const SECRET = 'whsec_bench_receive_5e1f3a7c9b2d4e6f8a0b';
@@ -47,6 +48,12 @@ let handled = 0;
 receiver.on('message.delivered', () => {
   handled++;
 });
+// Tracing on, no tracer provider registered (@opentelemetry/api's no-op): what tracing costs an app that
+// has not set up an SDK yet.
+const traced = createReceiver({ secrets: SECRET, tracing: openTelemetry() });
+traced.on('message.delivered', () => {
+  handled++;
+});
 
 // The parts of receive() measured alone, to show where its time goes: what constructEvent also does (verify and
 // parse), and what only a replay-safe receiver does (claim and complete, the executor).
@@ -78,6 +85,12 @@ const contenders = {
     for (const { body, headers } of batch) {
       const answer = await handReceive(body, headers['webhook-signature']);
       if (answer !== ANSWERS.received) throw new Error(`the hand route answered ${answer.status}`);
+    }
+  },
+  'receive() with openTelemetry() (no provider)': async (batch) => {
+    for (const { body, headers } of batch) {
+      const outcome = await traced.receive({ method: 'POST', headers, rawBody: body });
+      if (outcome.status !== 200 || outcome.duplicate) throw new Error(`receive answered ${outcome.body}`);
     }
   },
   'part: verify + JSON + schema': async (batch) => {
@@ -125,7 +138,7 @@ console.log(
 for (const name of names)
   console.log(`  ${name.padEnd(26)} ${median(samples[name]).toFixed(2).padStart(7)} µs`);
 console.log(`  (${handled.toLocaleString('en-US')} events handled, every one new)`);
-const [ours, stripe, equivalent] = names;
+const [ours, stripe, equivalent, tracedContender] = names;
 const parts = names.filter((name) => name.startsWith('part: '));
 const partsSum = parts.reduce((sum, name) => sum + median(samples[name]), 0);
 console.log(
@@ -138,4 +151,8 @@ console.log(
 const same = median(samples[ours].map((us, round) => samples[equivalent][round] / us));
 console.log(
   `speed ratio receive() / the same guarantees by hand: ${same.toFixed(2)}× (target ≥ 1.0×: ${same >= 1 ? 'met' : 'MISSED'})`,
+);
+const tracedCost = median(samples[tracedContender].map((us, round) => us / samples[ours][round]));
+console.log(
+  `time ratio receive() with openTelemetry() and no provider / receive(): ${tracedCost.toFixed(2)}×`,
 );

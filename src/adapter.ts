@@ -14,6 +14,14 @@ export {
   isJsonContentType,
   type ReceiveRequest,
 } from './contract/request.js';
+export type {
+  DeliveryStart,
+  JobStart,
+  TraceAttributes,
+  TraceCarrier,
+  TraceSpan,
+  Tracing,
+} from './contract/tracing.js';
 export { defaultCryptoProvider } from './crypto/default.js';
 export type {
   AsyncCryptoProvider,

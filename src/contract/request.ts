@@ -39,6 +39,10 @@ export type BodyReader = (
 export interface ReceiveRequest {
   method: string;
   headers: HeaderSource;
+  /** The request target as received, a path (`/webhooks?x=1`) or an absolute URL: for tracing only. */
+  url?: string;
+  /** The route template the framework matched (`/webhooks`), when it has one: for tracing only. */
+  route?: string;
   /** The body exactly as received. Anything else (a parsed object) is answered 500 body_already_parsed. */
   rawBody?: Uint8Array | string | unknown;
   /** For streams: the core calls it when it needs the body (see BodyReader). */

@@ -1,8 +1,11 @@
 import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
+import { checkTracing, type TraceSpan } from '../contract/tracing.js';
 import type { Claims } from '../pipeline/6-claim.js';
+import { traceHandlers } from '../pipeline/traced.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
+import { type AttemptTrace, type JobTracing, tracedRun } from './job-span.js';
 import type {
   DispatchingReceiver,
   DurableJob,
@@ -40,8 +43,14 @@ export function durationOption(name: string, value: number | undefined, fallback
   return value;
 }
 
-/** The runner of a worker's options, validated: its handler deadline and, with a `store`, its inbox. */
-export function workerRunner<Q extends DurableQueue>(options: DurableWorkerOptions<Q>): JobRunner {
+/**
+ * The runner of a worker's options, validated: its handler deadline, with a `store` its inbox, with `tracing`
+ * its spans (named after the engine and the queue).
+ */
+export function workerRunner<Q extends DurableQueue>(
+  options: DurableWorkerOptions<Q>,
+  engine: Omit<JobTracing, 'tracing'>,
+): WorkerRunner {
   const { receiver, store } = options;
   const handlerTimeoutMs = durationOption(
     'handlerTimeoutMs',
@@ -56,7 +65,24 @@ export function workerRunner<Q extends DurableQueue>(options: DurableWorkerOptio
           leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
           retentionMs: durationOption('inboxRetentionMs', options.inboxRetentionMs, DEFAULT_RETENTION_MS),
         });
-  return createJobRunner(receiver, handlerTimeoutMs, inbox);
+  const runner = createJobRunner(receiver, handlerTimeoutMs, inbox);
+  const tracing = checkTracing(options.tracing);
+  return {
+    ...runner,
+    run: tracing
+      ? tracedRun({ tracing, ...engine }, runner.run)
+      : (job: DurableJob, attempt: number, attempts: number) => runner.run(job, attempt, attempts),
+    traced: tracing !== undefined,
+  };
+}
+
+/**
+ * A worker's runner. With tracing (`traced`), the engine gives each run what it kept of the job's failed
+ * attempts, for the links of the attempt's span.
+ */
+export interface WorkerRunner extends Omit<JobRunner, 'run'> {
+  run(job: DurableJob, attempt: number, attempts: number, trace?: AttemptTrace): Promise<void>;
+  readonly traced: boolean;
 }
 
 /** A run the worker may give up on (its deadline passed, or close() cut it off): its claim is let go. */
@@ -80,7 +106,7 @@ export function createJobRunner(
   const running = new Set<Running>();
   const durations = runDurations();
 
-  async function run(job: DurableJob, attempt: number, attempts: number): Promise<void> {
+  async function run(job: DurableJob, attempt: number, attempts: number, span?: TraceSpan): Promise<void> {
     counters.running++;
     let timer: ReturnType<typeof setTimeout> | undefined;
     let entry: Running | undefined;
@@ -102,7 +128,7 @@ export function createJobRunner(
       }, handlerTimeoutMs);
     });
     try {
-      await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running), givenUp]);
+      await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running, span), givenUp]);
       counters.completed++;
     } catch (error) {
       if (attempt < attempts) counters.retried++;
@@ -161,8 +187,11 @@ async function dispatch(
   job: DurableJob,
   attempt: number,
   run: Running,
+  span: TraceSpan | undefined,
 ): Promise<void> {
-  const handle = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
+  const dispatching = (tx: unknown) => receiver.dispatch(job.event, { ...job.ctx, attempt, tx });
+  // With tracing, the handlers run in a span of their own under the attempt's.
+  const handle = span ? traceHandlers(span, dispatching) : dispatching;
   try {
     if (inbox) await runInInbox(inbox, job.key, errorContext(job, 'handler_failed'), handle, run);
     else await handle(undefined);
@@ -178,7 +207,7 @@ async function dispatch(
  */
 export async function closeWorker(
   stop: () => Promise<void>,
-  runner: JobRunner,
+  runner: Pick<JobRunner, 'cutOff'>,
   timeoutMs: number | undefined,
 ): Promise<void> {
   const stopping = stop();

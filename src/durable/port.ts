@@ -1,4 +1,5 @@
 import type { WebhookHandlerError } from '../base/errors.js';
+import type { TraceCarrier, Tracing } from '../contract/tracing.js';
 import type { DeliveryContext } from '../pipeline/handler-context.js';
 import type { ErrorContext, HandlerContext } from '../receiver/handlers.js';
 import type { DedupeStore } from '../stores/types.js';
@@ -9,6 +10,10 @@ export interface DurableJob {
   key: string;
   event: { type: string; id?: string; [field: string]: unknown };
   ctx: DeliveryContext;
+  /** With tracing: the context of the handoff's span, the parent of each attempt's span in the workers. */
+  trace?: TraceCarrier;
+  /** With tracing, on engines that can rewrite a job's data (BullMQ): the spans of its failed attempts. */
+  attemptTraces?: TraceCarrier[];
 }
 
 /** What the engine said about an event handed to it. */
@@ -103,6 +108,11 @@ export interface DurableWorkerOptions<Q extends DurableQueue> {
   leaseMs?: number;
   /** How long `store` remembers a done event (ms). Default 7 days; at least the queue's retentionMs. */
   inboxRetentionMs?: number;
+  /**
+   * A span per attempt of a job, in the trace of the delivery that enqueued it: openTelemetry() from
+   * messaging-webhooks/opentelemetry. Default: no tracing.
+   */
+  tracing?: Tracing;
 }
 
 export interface WorkerCounters {

@@ -1,7 +1,9 @@
+import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
 import type { DurableJob, DurableQueue, EnqueueResult } from '../durable/port.js';
 import type { Keyed } from './5-dedupe-key.js';
 import type { Report } from './report.js';
 import { ACCEPTED, DUPLICATE, type Stop } from './stop.js';
+import { endStage } from './traced.js';
 
 /** How long the engine gets to hold a job before the request is answered 503 queue_unavailable. */
 export const ENQUEUE_DEADLINE_MS = 3000;
@@ -10,10 +12,28 @@ export const ENQUEUE_DEADLINE_MS = 3000;
  * Durable acknowledgement, in place of claim, execute and settle: the event goes to the job engine under its
  * dedupe key, and the answer says what the engine holds. 202 only once the engine has the job, so a receiver
  * killed before that answered nothing and the service's retry delivers the event again; a failed or late
- * enqueue is 503, retried the same way.
+ * enqueue is 503, retried the same way. With `span`, the handoff is a PRODUCER span under it, whose context
+ * the job carries to the worker's span.
  */
-export async function handOff(keyed: Keyed, queue: DurableQueue, report: Report): Promise<Stop> {
+export function handOff(keyed: Keyed, queue: DurableQueue, report: Report, span?: TraceSpan): Promise<Stop> {
   const job: DurableJob = { key: keyed.key, event: keyed.event, ctx: keyed.handlerContext };
+  if (!span) return enqueue(keyed, job, queue, report);
+  const producing = span.child('handoff', 'producer');
+  producing.setAttributes({
+    'messaging.operation.type': 'send',
+    'messaging.operation.name': 'handoff',
+    'messaging.system': engineOf(queue),
+    'messaging.message.id': keyed.event.id,
+    [TRACE_ATTRIBUTE.eventType]: keyed.event.type,
+  });
+  job.trace = producing.carrier();
+  return enqueue(keyed, job, queue, report).then((stop) => {
+    endStage(producing, stop, (ended) => ended.stop === 'queue_unavailable');
+    return stop;
+  });
+}
+
+async function enqueue(keyed: Keyed, job: DurableJob, queue: DurableQueue, report: Report): Promise<Stop> {
   let result: EnqueueResult;
   try {
     result = await queue.enqueue(job, ENQUEUE_DEADLINE_MS, (warning) => {
@@ -28,4 +48,10 @@ export async function handOff(keyed: Keyed, queue: DurableQueue, report: Report)
   if (result === 'enqueued') return ACCEPTED;
   if (result === 'duplicate') return DUPLICATE;
   return { stop: 'event_in_progress' };
+}
+
+/** The job engine's name (bullmqQueue: `bullmq`, pgBossQueue: `pg-boss`), for the semantic conventions' messaging.system. */
+function engineOf(queue: DurableQueue): string | undefined {
+  const { engine } = queue as { engine?: unknown };
+  return typeof engine === 'string' ? engine : undefined;
 }

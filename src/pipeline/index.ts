@@ -1,4 +1,5 @@
 import type { Outcome } from '../contract/outcome.js';
+import type { TraceSpan } from '../contract/tracing.js';
 import type { DurableQueue } from '../durable/port.js';
 import type { ParsedEvent } from '../events/catalogue.js';
 import type { HandlerRegistry } from '../receiver/handlers.js';
@@ -15,6 +16,7 @@ import { type Answering, answer, tag } from './9-answer.js';
 import type { Admission } from './admission.js';
 import { withTransaction } from './handler-context.js';
 import type { Stop } from './stop.js';
+import { endStage, traceHandlers } from './traced.js';
 
 export interface PipelineParts<Tx> extends ExecuteOptions, Answering {
   maxBodyBytes: number;
@@ -47,19 +49,24 @@ const OVERLOADED: Stop = { stop: 'overloaded' };
  * The receiver's pipeline, one request's walk: 1 check the request → 2 read the body → 3 verify → 4 parse →
  * 5 key → 6 claim (or hand off to a job engine) → 7 execute → 8 settle → 9 answer. Each stage takes the step
  * before and returns the next or a reason to stop; only stages with real waiting (a streamed body, async
- * crypto, the store, the handlers) cost a promise.
+ * crypto, the store, the handlers) cost a promise. With `span` (the receiver's `tracing` option) the stages
+ * that wait get spans of their own under it.
  */
-export function createPipeline<Tx>(parts: PipelineParts<Tx>): (received: Received) => Promise<Walked> {
+export function createPipeline<Tx>(
+  parts: PipelineParts<Tx>,
+): (received: Received, span?: TraceSpan) => Promise<Walked> {
   const { admission } = parts;
-  return async function walk(received) {
+  return async function walk(received, span) {
     if (admission.closing) return stopped(received, SHUTTING_DOWN, parts);
     const checked = checkRequest(received);
     if ('stop' in checked) return stopped(received, checked, parts);
     let read = readBody(received, parts.maxBodyBytes, parts.bodyTimeoutMs);
     if (read instanceof Promise) read = await read;
     if ('stop' in read) return stopped(received, read, parts);
+    const verifying = span?.child('verify');
     let verified = verify(read, parts.signature, Math.floor(parts.now() / 1000));
     if (verified instanceof Promise) verified = await verified;
+    if (verifying) endStage(verifying, verified);
     if ('stop' in verified) return stopped(read, verified, parts);
     // Admitted only now: close() waits for verified work, never for a body still uploading.
     if (admission.closing) return stopped(verified, SHUTTING_DOWN, parts);
@@ -70,8 +77,8 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (received: Receive
       let keyed = dedupeKey(parsed, parts.signedContent);
       if (keyed instanceof Promise) keyed = await keyed;
       let ending: Stop | Settlement | Promise<Stop | Settlement> = parts.queue
-        ? handOff(keyed, parts.queue, parts.report)
-        : run(keyed, parts);
+        ? handOff(keyed, parts.queue, parts.report, span)
+        : run(keyed, parts, span);
       if (ending instanceof Promise) ending = await ending;
       return answered(keyed, ending, parts);
     } finally {
@@ -85,21 +92,30 @@ export function createPipeline<Tx>(parts: PipelineParts<Tx>): (received: Receive
  * promise only where something waits (the store, the executor), since each one costs a turn of the microtask
  * queue on every request.
  */
-function run<Tx>(keyed: Keyed, parts: PipelineParts<Tx>): Stop | Promise<Stop | Settlement> {
+function run<Tx>(
+  keyed: Keyed,
+  parts: PipelineParts<Tx>,
+  span?: TraceSpan,
+): Stop | Promise<Stop | Settlement> {
   // A place in the executor before claiming: a retry of an event turned away here finds it unclaimed.
   if (!parts.executor.reserve()) return parts.admission.closing ? SHUTTING_DOWN : OVERLOADED;
   const { event, handlerContext } = keyed;
-  const claimed = claim(keyed, parts.claims, (tx) =>
-    parts.registry.dispatch(event, withTransaction(handlerContext, tx)),
-  );
-  if (claimed instanceof Promise) return claimed.then((taken) => executeClaimed(taken, parts));
-  return executeClaimed(claimed, parts);
+  const dispatch = (tx: Tx) => parts.registry.dispatch(event, withTransaction(handlerContext, tx));
+  const claiming = span?.child('claim');
+  const claimed = claim(keyed, parts.claims, span ? traceHandlers(span, dispatch) : dispatch);
+  if (claimed instanceof Promise) return claimed.then((taken) => executeClaimed(taken, parts, claiming));
+  return executeClaimed(claimed, parts, claiming);
 }
+
+/** Only the store failing fails the claim's span: a duplicate or an event held elsewhere is the store working. */
+const storeFailed = (stop: Stop) => stop.stop === 'store_unavailable';
 
 function executeClaimed<Tx>(
   claimed: Claimed<Tx> | Stop,
   parts: PipelineParts<Tx>,
+  claiming: TraceSpan | undefined,
 ): Stop | Promise<Stop | Settlement> {
+  if (claiming) endStage(claiming, claimed, storeFailed);
   if ('stop' in claimed) {
     parts.executor.unreserve();
     return claimed;

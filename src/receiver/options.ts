@@ -1,4 +1,5 @@
 import { WebhookConfigError } from '../base/errors.js';
+import { checkTracing, type Tracing } from '../contract/tracing.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import type { DurableQueue } from '../durable/port.js';
 import { type Catalogue, type DefaultEvents, defaultEvents } from '../events/catalogue.js';
@@ -73,6 +74,11 @@ export interface ReceiverOptions<
    * `{ info, warn, error }`, one text line. Default: no logging.
    */
   logger?: Logger;
+  /**
+   * A span per delivery, with spans for its stages and its handlers (and, in durable mode, a trace that goes
+   * on in the workers): openTelemetry() from messaging-webhooks/opentelemetry. Default: no tracing.
+   */
+  tracing?: Tracing;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
 }
@@ -82,6 +88,7 @@ type OptionalOption =
   | 'waitUntil'
   | 'toleranceSeconds'
   | 'logger'
+  | 'tracing'
   | 'queue'
   | 'crypto'
   | 'signatureHeader';
@@ -120,6 +127,7 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     waitUntil: options.waitUntil,
     logger: options.logger,
     queue: options.queue,
+    tracing: checkTracing(options.tracing),
     handlerTimeoutMs:
       options.handlerTimeoutMs === undefined
         ? undefined

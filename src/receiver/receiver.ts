@@ -2,6 +2,7 @@ import { nextRequestId } from '../base/bytes.js';
 import { WebhookHandlerError } from '../base/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
+import type { TraceSpan, Tracing } from '../contract/tracing.js';
 import type { CatalogueEvent } from '../events/catalogue.js';
 import {
   type Catalogue,
@@ -9,6 +10,7 @@ import {
   type DefaultEvents,
   type EventType,
 } from '../events/catalogue.js';
+import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
 import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
 import type { Received } from '../pipeline/1-check-request.js';
@@ -105,11 +107,12 @@ export function createReceiver<
     admission,
   });
   const metrics = new MetricsRecorder();
+  const modes = modesOf(options.secrets, verifier);
   const observe = createRequestObserver({
     logger: opts.logger,
     metrics,
     now: opts.now,
-    ...modesOf(options.secrets, verifier),
+    ...modes,
     rejections: registry,
   });
   let closed: Promise<void> | undefined;
@@ -135,7 +138,7 @@ export function createReceiver<
       registry.onRejected(handler);
       return receiver;
     },
-    receive: receiving(pipeline, observe, failures, report),
+    receive: receiving(pipeline, observe, failures, report, tracedOf(opts, modes.modes)),
     dispatch: (event, ctx) => registry.dispatch(event, ctx),
     reportError: (error, ctx) => registry.reportError(error, ctx),
     close(closeOptions = {}) {
@@ -189,12 +192,28 @@ function modesOf(secrets: ReceiverOptions['secrets'], verifier: Verifier) {
   return { modes, diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels } };
 }
 
-/** A request's walk through the pipeline, then its log line and metrics; never rejects. */
+/** What a traced receiver needs to start and end a delivery's span. */
+interface Traced {
+  tracing: Tracing;
+  ack: AckMode;
+  modes: boolean;
+}
+
+function tracedOf(
+  opts: { tracing?: Tracing | undefined; queue?: unknown; ack: 'sync' | 'async' },
+  modes: boolean,
+): Traced | undefined {
+  if (opts.tracing === undefined) return undefined;
+  return { tracing: opts.tracing, ack: opts.queue ? 'durable' : opts.ack, modes };
+}
+
+/** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */
 function receiving(
-  pipeline: (received: Received) => Promise<Walked>,
+  pipeline: (received: Received, span?: TraceSpan) => Promise<Walked>,
   observe: ReturnType<typeof createRequestObserver>,
   failures: Map<string, string | undefined>,
   report: Report,
+  traced: Traced | undefined,
 ): (request: ReceiveRequest) => Promise<Outcome> {
   return async (request) => {
     const started = performance.now();
@@ -203,8 +222,12 @@ function receiving(
     failures.set(requestId, undefined);
     let outcome: Outcome;
     let reached: Reached = received;
+    // Without tracing, this one check is all a request pays for it.
+    const span = traced ? startDeliverySpan(traced.tracing, request) : undefined;
     try {
-      ({ outcome, reached } = await pipeline(received));
+      ({ outcome, reached } = await (span
+        ? span.inContext(() => pipeline(received, span))
+        : pipeline(received)));
     } catch (cause) {
       // Only a bug can get here (every expected failure is an outcome); still never crash the server.
       await report('handler_failed', 'Unexpected receiver error.', cause, {
@@ -213,10 +236,19 @@ function receiving(
       });
       outcome = rejectedOutcome('handler_failed', requestId);
     }
+    if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
     const failure = failures.get(requestId);
     failures.delete(requestId);
     const logged = observe(outcome, reached, performance.now() - started, failure);
     if (logged) await logged;
     return outcome;
   };
+}
+
+/** A request that is no object (a caller's mistake, answered 405) still gets its span. */
+function startDeliverySpan(tracing: Tracing, request: ReceiveRequest | undefined): TraceSpan | undefined {
+  if (typeof request?.method === 'string' && typeof request.headers === 'object') {
+    return tracing.startDelivery(request);
+  }
+  return tracing.startDelivery({ method: String(request?.method), headers: request?.headers ?? {} });
 }

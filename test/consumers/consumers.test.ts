@@ -27,6 +27,7 @@ const projects = [
       'next',
       'pg',
       'prom-client',
+      '@opentelemetry/api',
       'redis',
       '@redis/client',
       'react',

@@ -7,7 +7,7 @@ import { tsc } from '../support/tsc.js';
 
 /**
  * An app that installed the package and none of its optional peers (fastify, express, next, redis, pg,
- * prom-client). The peers are the app's own objects passed in (its server, its client), so every entry
+ * prom-client, @opentelemetry/api). The peers are the app's own objects passed in (its server, its client), so every entry
  * point loads without them; only the types need the peer, and then the compiler names it in one line.
  */
 const entries = [
@@ -21,12 +21,14 @@ const entries = [
   '/redis',
   '/postgres',
   '/prometheus',
+  '/opentelemetry',
 ];
 const typedPeers: Record<string, string> = {
   '/express': 'express',
   '/fastify': 'fastify',
   '/postgres': 'pg',
   '/prometheus': 'prom-client',
+  '/opentelemetry': '@opentelemetry/api',
 };
 
 let consumer: Consumer;

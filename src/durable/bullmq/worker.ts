@@ -1,6 +1,7 @@
 import { type Job, Worker } from 'bullmq';
 import { WebhookHandlerError } from '../../base/errors.js';
 import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
+import type { AttemptTrace } from '../job-span.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
 import type { BullmqDurableQueue } from './queue.js';
 
@@ -39,10 +40,16 @@ export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<
   );
   const maxStalledCount = durationOption('maxStalledCount', options.maxStalledCount, 1, 0);
   const concurrency = durationOption('concurrency', options.concurrency, 16);
-  const runner = workerRunner(options);
+  const runner = workerRunner(options, { system: 'bullmq', destination: queue.queue.name });
   const worker = new Worker(
     queue.queue.name,
-    (job: Job<DurableJob>) => runner.run(job.data, job.attemptsMade + 1, job.opts.attempts ?? 1),
+    (job: Job<DurableJob>) =>
+      runner.run(
+        job.data,
+        job.attemptsMade + 1,
+        job.opts.attempts ?? 1,
+        runner.traced ? attemptTrace(job) : undefined,
+      ),
     {
       connection: queue.queue.opts.connection,
       prefix: queue.queue.opts.prefix,
@@ -78,5 +85,13 @@ export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<
   return {
     close: (closeOptions) => closeWorker(() => worker.close(), runner, closeOptions?.timeoutMs),
     counters: runner.counters,
+  };
+}
+
+/** BullMQ keeps the spans of a job's failed attempts in its data, which a worker may rewrite while it holds it. */
+function attemptTrace(job: Job<DurableJob>): AttemptTrace {
+  return {
+    earlier: job.data.attemptTraces ?? [],
+    keep: (attemptTraces) => job.updateData({ ...job.data, attemptTraces }),
   };
 }

@@ -51,6 +51,8 @@ export interface PgBossJob<T> {
   data: T;
   retryCount: number;
   retryLimit: number;
+  /** What the last failed attempt stored (pg-boss keeps it until the retry runs). */
+  output?: unknown;
 }
 
 export interface PgBossJobResult {

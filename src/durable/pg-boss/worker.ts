@@ -1,4 +1,5 @@
 import { WebhookConfigError, WebhookHandlerError } from '../../base/errors.js';
+import type { TraceCarrier } from '../../contract/tracing.js';
 import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
 import type { PgBossDurableQueue } from './queue.js';
@@ -25,7 +26,7 @@ export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQ
 export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<DurableWorker> {
   const { queue } = options;
   const concurrency = durationOption('concurrency', options.concurrency, 16);
-  const runner = workerRunner(options);
+  const runner = workerRunner(options, { system: 'pg-boss', destination: queue.name });
   await queue.ready();
   await expectExpiryBeyond(queue, runner.handlerTimeoutMs);
   // Fetched in batches (one fetch per job would wait out the polling interval after each), but each job
@@ -46,15 +47,26 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
   async function settle(job: PgBossJob<DurableJob>): Promise<PgBossJobResult> {
     const attempt = job.retryCount + 1;
     const attempts = job.retryLimit + 1;
+    // pg-boss keeps a failed attempt's output until the retry: the spans of the attempts before travel in it.
+    let attemptTraces: TraceCarrier[] | undefined;
+    const trace = runner.traced
+      ? {
+          earlier: (job.output as { attemptTraces?: TraceCarrier[] } | null | undefined)?.attemptTraces ?? [],
+          keep: (kept: TraceCarrier[]) => {
+            attemptTraces = kept;
+            return undefined;
+          },
+        }
+      : undefined;
     try {
-      await runner.run(job.data, attempt, attempts);
+      await runner.run(job.data, attempt, attempts, trace);
     } catch (error) {
       // pg-boss retries a failed job within its retryLimit, then moves it to the dead-letter queue.
       if (attempt >= attempts) {
         await runner.deadLettered(job.data, deadLetterReason(error), error, attempt, attempts);
       }
       const code = error instanceof WebhookHandlerError ? error.code : 'handler_failed';
-      const output = { code, message: String((error as Error)?.message) };
+      const output = { code, message: String((error as Error)?.message), attemptTraces };
       await queue.boss.fail(queue.name, job, output);
       return { id: job.id, status: 'failed', output };
     }

@@ -9,6 +9,7 @@ import { webhooks } from 'messaging-webhooks/fastify';
 import { createFetchHandler } from 'messaging-webhooks/fetch';
 import { createPagesHandler, createRouteHandler } from 'messaging-webhooks/next';
 import { createNodeHandler } from 'messaging-webhooks/node';
+import { openTelemetry } from 'messaging-webhooks/opentelemetry';
 import { PostgresDedupeStore } from 'messaging-webhooks/postgres';
 import { registerMetrics, registerWorkerMetrics } from 'messaging-webhooks/prometheus';
 import { RedisDedupeStore } from 'messaging-webhooks/redis';
@@ -17,7 +18,11 @@ import pg from 'pg';
 import { Registry } from 'prom-client';
 import { createClient } from 'redis';
 
-const receiver = createReceiver({ secrets: 'whsec_consumer_node', store: new MemoryDedupeStore() });
+const receiver = createReceiver({
+  secrets: 'whsec_consumer_node',
+  store: new MemoryDedupeStore(),
+  tracing: openTelemetry(),
+});
 registerMetrics(receiver, { registry: new Registry() });
 export const registerWorker = (worker: DurableWorker) =>
   registerWorkerMetrics(worker, { registry: new Registry(), labels: { queue: 'sms' } });

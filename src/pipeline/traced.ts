@@ -1,0 +1,44 @@
+import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
+import type { Stop } from './stop.js';
+
+/**
+ * The spans of a walk's stages, used only when the receiver has a `tracing` option: a walk without one never
+ * calls these, and pays a single check per stage.
+ */
+
+/** Ends a stage's span with how the stage ended: a stop names its reason, and `failing` ones mark it failed. */
+export function endStage(span: TraceSpan, ended: object, failing?: (stop: Stop) => boolean): void {
+  if ('stop' in ended) {
+    const stop = ended as Stop;
+    span.setAttributes({ [TRACE_ATTRIBUTE.outcome]: stop.stop });
+    if (failing === undefined || failing(stop)) span.fail(stop.stop);
+  }
+  span.end();
+}
+
+/**
+ * The `handler` span around a run of an event's handlers: active while they run, so the spans a handler
+ * starts itself nest under it; a failure is recorded on it (the handler's error, its type and message).
+ */
+export function traceHandlers<A>(
+  parent: TraceSpan,
+  dispatch: (arg: A) => Promise<void>,
+): (arg: A) => Promise<void> {
+  return (arg) => {
+    const span = parent.child('handler');
+    let handled: Promise<void>;
+    try {
+      handled = span.inContext(() => dispatch(arg));
+    } catch (error) {
+      handled = Promise.reject(error);
+    }
+    return handled.then(
+      () => span.end(),
+      (error: unknown) => {
+        span.fail('handler_failed', error);
+        span.end();
+        throw error;
+      },
+    );
+  };
+}

@@ -47,6 +47,8 @@ const queue = bullmqQueue({
   countsIntervalMs: 100,
   // The shared test Redis runs without persistence.
   allowVolatileRedis: true,
+  // For the 409 and duplicate series the dashboard charts.
+  tellDuplicates: true,
 });
 
 beforeAll(async () => {

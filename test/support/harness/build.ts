@@ -13,6 +13,7 @@ const ENTRIES = [
   'src/stores/postgres.ts',
   'src/durable/bullmq/index.ts',
   'src/durable/pg-boss/index.ts',
+  'src/observability/opentelemetry.ts',
   'adapters/node.ts',
 ];
 
@@ -82,7 +83,8 @@ async function pruneBuilds(cache: string): Promise<void> {
 }
 
 async function sourceHash(): Promise<string> {
-  const hash = createHash('sha256');
+  // The entries too: a build made for fewer entries lacks the files of the new one.
+  const hash = createHash('sha256').update(ENTRIES.join('\n'));
   for (const folder of ['src', 'adapters']) {
     const files = (await readdir(join(ROOT, folder), { recursive: true })).filter((f) => f.endsWith('.ts'));
     for (const file of files.sort()) hash.update(file).update(await readFile(join(ROOT, folder, file)));

@@ -1,5 +1,6 @@
+import { spawn } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt } from '../support/build.js';
+import { cliPath, ensureBuilt } from '../support/build.js';
 import { runCli } from '../support/child-processes.js';
 import { DATABASE_URL, REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { bullmqHarness, pgBossHarness } from './dead-letter-engines.js';
@@ -27,6 +28,32 @@ async function withDeadLetters(count: number) {
   const flags = ['--redis-url', REDIS_URL, '--prefix', prefix, '--queue', poisoned.queue.queue.name];
   const cli = (...args: string[]) => runCli(['dead-letter', ...args, ...flags]);
   return { ...poisoned, deadLetters, ids, cli };
+}
+
+/**
+ * The CLI on a terminal of its own (util-linux `script` gives it a pseudo-terminal): `answer` is typed once the
+ * question is asked. What the terminal showed, and the exit code.
+ */
+function onTerminal(args: string[], answer: string): Promise<{ code: number | null; screen: string }> {
+  const quote = (arg: string) => `'${arg.replaceAll("'", `'\\''`)}'`;
+  const command = [process.execPath, cliPath, 'dead-letter', ...args].map(quote).join(' ');
+  const child = spawn('script', ['-qfec', command, '/dev/null'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let screen = '';
+  let answered = false;
+  child.stdout.on('data', (chunk) => {
+    screen += chunk;
+    if (!answered && screen.includes('[y/N]')) {
+      answered = true;
+      child.stdin.write(`${answer}\r`);
+    }
+  });
+  const timer = setTimeout(() => child.kill('SIGKILL'), 25_000);
+  return new Promise((resolve) =>
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, screen });
+    }),
+  );
 }
 
 beforeAll(ensureBuilt, 180_000);
@@ -97,6 +124,20 @@ describe('messaging-webhooks dead-letter on BullMQ', () => {
     expect(purged.stdout).toContain('2 purged, 0 skipped');
     expect((await cli('list')).stdout).toMatch(/^No dead letters in queue/);
     expect(state.runs.get(first)).toEqual([1]);
+  }, 60_000);
+
+  it('asks on a terminal before purging several events: n leaves them, y purges them', async () => {
+    const { cli, deadLetters, queue } = await withDeadLetters(3);
+    const flags = ['--redis-url', REDIS_URL, '--prefix', prefix, '--queue', queue.queue.name];
+    const declined = await onTerminal(['purge', '--all', ...flags], 'n');
+    expect(declined.screen).toContain(`Purge 3 dead letters of queue ${queue.queue.name}? [y/N]`);
+    expect(declined.screen).toContain('Nothing was purged.');
+    expect(declined.code).toBe(1);
+    expect(await deadLetters.count()).toBe(3);
+    const accepted = await onTerminal(['purge', '--all', ...flags], 'y');
+    expect(accepted.screen).toContain('3 purged, 0 skipped');
+    expect(accepted.code).toBe(0);
+    expect((await cli('list')).stdout).toMatch(/^No dead letters in queue/);
   }, 60_000);
 
   it('names the mistake in one line, exit 2', async () => {

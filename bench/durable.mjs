@@ -22,6 +22,7 @@ import http from 'node:http';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { BULLMQ_JOB_OPTIONS } from './hand-route.mjs';
 
 const SECRET = 'whsec_bench_durable_3e7a1c9b5d2f8e4a6c0b';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -108,14 +109,8 @@ async function handQueue(mode, run) {
       connection: createNodeRedisClient(client),
       prefix: `mw-bench:${run}:hand`,
     });
-    const options = {
-      attempts: 5,
-      backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
-      removeOnComplete: { age: 7 * 24 * 3600 },
-      removeOnFail: false,
-    };
     return {
-      add: (event) => queue.add(event.type, event, { ...options, jobId: event.id }),
+      add: (event) => queue.add(event.type, event, { ...BULLMQ_JOB_OPTIONS, jobId: event.id }),
       cleanup: async () => {
         await queue.obliterate({ force: true });
         await queue.close();

@@ -8,6 +8,17 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import { defaultEvents } from '../dist/src/index.js';
 
+/**
+ * The job options a user copies for `queue.add` by hand: the library's defaults (5 attempts, exponential backoff
+ * from 1 s with jitter, completed jobs kept 7 days, failed ones kept).
+ */
+export const BULLMQ_JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
+  removeOnComplete: { age: 7 * 24 * 3600 },
+  removeOnFail: false,
+};
+
 /** The answers of the hand route: status and a JSON body, as a framework's reply helpers send them. */
 export const ANSWERS = {
   received: { status: 200, body: { received: true } },

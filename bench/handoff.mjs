@@ -11,6 +11,7 @@ import { createClient } from 'redis';
 import Stripe from 'stripe';
 import { bullmqQueue } from '../dist/src/durable/bullmq/index.js';
 import { createReceiver } from '../dist/src/index.js';
+import { BULLMQ_JOB_OPTIONS } from './hand-route.mjs';
 
 const SECRET = 'whsec_bench_handoff_7d2e9a4c1b6f3e8a5d0c';
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -67,16 +68,10 @@ function libraryContender(tellDuplicates) {
 function handContender() {
   const queue = new Queue('bench', { connection: connection(), prefix: `mw-bench-handoff:${run}:hand` });
   const stripe = new Stripe('sk_test_bench_not_a_real_key'); // constructEvent is local: no request is made
-  const options = {
-    attempts: 5,
-    backoff: { type: 'exponential', delay: 1000, jitter: 0.5 },
-    removeOnComplete: { age: 7 * 24 * 3600 },
-    removeOnFail: false,
-  };
   return {
     handOff: async ({ body, headers }) => {
       const event = stripe.webhooks.constructEvent(body, headers['webhook-signature'], SECRET);
-      await queue.add(event.type, event, { ...options, jobId: event.id });
+      await queue.add(event.type, event, { ...BULLMQ_JOB_OPTIONS, jobId: event.id });
     },
     close: async () => {
       await queue.obliterate({ force: true });

@@ -6,7 +6,7 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Outcome, ReceiveRequest } from '../src/adapter.js';
+import type { Outcome } from '../src/adapter.js';
 import { WebhookConfigError } from '../src/index.js';
 import type { AnyReceiver } from './any-receiver.js';
 import { nodeBodyReader } from './node-io.js';
@@ -47,25 +47,33 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
     scope.removeAllContentTypeParsers();
     // Every content type is handed on unread: the receiver, not Fastify, decides which ones it accepts (415),
     // and reads the body itself under its size limit and body deadline (Fastify's requestTimeout is off).
-    scope.addContentTypeParser('*', (_request, payload, done) => done(null, payload));
+    // JSON is named as well: Fastify caches the parser it finds for a named type, while a catch-all alone
+    // makes it parse the Content-Type header anew on every request.
+    const handOn = (_request: FastifyRequest, payload: unknown, done: (error: null, body: unknown) => void) =>
+      done(null, payload);
+    scope.addContentTypeParser('application/json', handOn);
+    scope.addContentTypeParser('*', handOn);
+    // The route as registered (with any prefix), read once: request.routeOptions builds a new object per read.
+    let route = path;
+    scope.addHook('onRoute', (options) => {
+      route = options.url;
+    });
+    const receive = (request: FastifyRequest) =>
+      receiver.receive({
+        method: request.method,
+        headers: request.headers,
+        url: request.url,
+        route,
+        readBody: nodeBodyReader(request.raw),
+      });
     scope.setErrorHandler(async (error: FastifyError, request, reply) => {
       // Fastify refused a Content-Type header it cannot parse before the parser ran; the core decides
       // whether it is JSON, and reads the untouched body itself if so. Other errors are the app's.
       if (error.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
-      return send(reply, await receiver.receive(receiveRequest(request)));
+      return send(reply, await receive(request));
     });
-    scope.all(path, async (request, reply) => send(reply, await receiver.receive(receiveRequest(request))));
+    scope.all(path, async (request, reply) => send(reply, await receive(request)));
   });
-}
-
-function receiveRequest(request: FastifyRequest): ReceiveRequest {
-  return {
-    method: request.method,
-    headers: request.headers,
-    url: request.url,
-    route: request.routeOptions.url,
-    readBody: nodeBodyReader(request.raw),
-  };
 }
 
 function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): FastifyWebhooksOptions {

@@ -2,8 +2,8 @@
 // Each contender is a server process of its own (this file with `serve <name>`); this process drives them with
 // autocannon, one at a time, in rounds. Every request is a distinct 1 KiB event, signed shortly before the run, so
 // the adapters take their whole processed path (verify, parse, claim, handler, complete), never the duplicate
-// shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), REWARM (s before each slice, 0.5),
-// CONNECTIONS (10), ONLY (names, comma list),
+// shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), REWARM (s before each slice on its connections, 0.5),
+// NEW_CONNECTIONS (1: each slice on connections of its own), CONNECTIONS (10), ONLY (names, comma list),
 // PROFILE (a folder: each server writes a V8 CPU profile there, read by bench/profile.mjs), PIN (0: no CPU pinning).
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -275,6 +275,43 @@ async function load(autocannon, server, seconds, connections) {
 }
 
 /**
+ * One measured slice: a single load on the same connections, first `rewarm` s unmeasured, then `slice` s measured
+ * from the server's own counters, then a short tail. A server left idle while the others ran has had its code
+ * aged out by V8's idle GCs, and closing a run's connections deoptimizes the stream code that served them: both
+ * are recompiled in the unmeasured part, so the slice measures the route on warm connections. With
+ * NEW_CONNECTIONS=1 the warm-up is a load of its own and the slice opens new connections, recompiling included.
+ */
+async function measuredSlice(autocannon, server, { rewarm, slice, connections }) {
+  const at = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+  const first = { sent: server.cursor, processed: (await server.stats()).processed };
+  const fresh = process.env.NEW_CONNECTIONS === '1';
+  if (fresh) await load(autocannon, server, rewarm, connections);
+  const lead = fresh ? 0 : rewarm;
+  const loading = load(autocannon, server, lead + slice + TAIL_SECONDS, connections);
+  await at(lead);
+  const before = await server.stats();
+  const started = performance.now();
+  await at(slice);
+  const after = await server.stats();
+  const seconds = (performance.now() - started) / 1000;
+  const { result } = await loading;
+  const last = await server.stats();
+  const measured = after.processed - before.processed;
+  const cpuMicros = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
+  return {
+    result,
+    rps: measured / seconds,
+    cpuPerRequest: cpuMicros / measured,
+    // Over the whole load: every event sent should have been handled.
+    sent: server.cursor - first.sent,
+    handled: last.processed - first.processed,
+  };
+}
+
+/** Load kept up after a slice's second counter read, so that the read happens before connections close. */
+const TAIL_SECONDS = 0.3;
+
+/**
  * With two CPUs or more (and taskset), the servers run on the last CPU and this driver on the first: neither
  * waits for the other's core, which otherwise moved a contender's CPU per request by ±20% from run to run.
  * PIN=0 turns it off.
@@ -305,7 +342,8 @@ async function drive() {
   const names = Object.keys(contenders).filter((name) => !only || only.some((part) => name.includes(part)));
   console.log(
     `bench/http: ${BODY_BYTES} B signed events, a new event per request, ${connections} connections; ` +
-      `each contender: ${warmup} s warmup, then ${rounds} rounds of ${slice} s taken in turns (each after ${rewarm} s unmeasured) ` +
+      `each contender: ${warmup} s warmup, then ${rounds} rounds of ${slice} s taken in turns (each after ${rewarm} s unmeasured, ${process.env.NEW_CONNECTIONS === '1' ? 'on connections of its own' : 'on the same connections'}; ` +
+      `req/s and CPU from the server's counters over the slice, latency over the whole load) ` +
       `(background load hits all alike), median round reported; ratios are medians of per-round ratios. ` +
       `${PINNED ? `Servers on CPU ${SERVER_CPU}, this driver on CPU 0. ` : ''}Node ${process.version}\n`,
   );
@@ -318,19 +356,7 @@ async function drive() {
       // Rotating the order moves each contender through the positions in the round.
       for (let i = 0; i < servers.length; i++) {
         const server = servers[(i + round) % servers.length];
-        // A server left idle while the others ran has had its code aged out by V8's idle GCs: warm it up again
-        // first, or each slice would measure recompilation rather than the route.
-        await load(autocannon, server, rewarm, connections);
-        const before = await server.stats();
-        const { result, sent } = await load(autocannon, server, slice, connections);
-        const after = await server.stats();
-        const cpuMicros = after.cpu.user + after.cpu.system - before.cpu.user - before.cpu.system;
-        server.slices.push({
-          result,
-          sent,
-          handled: after.processed - before.processed,
-          cpuPerRequest: cpuMicros / sent,
-        });
+        server.slices.push(await measuredSlice(autocannon, server, { rewarm, slice, connections }));
       }
       console.log(`  round ${round + 1}/${rounds} done`);
     }
@@ -345,7 +371,7 @@ async function drive() {
     return {
       name,
       slices,
-      rps: median(slices.map((s) => s.result.requests.average)),
+      rps: median(slices.map((s) => s.rps)),
       p50: median(slices.map((s) => s.result.latency.p50)),
       p99: median(slices.map((s) => s.result.latency.p99)),
       cpu: median(slices.map((s) => s.cpuPerRequest)),
@@ -363,9 +389,7 @@ function printTable(rows) {
   const ratios = (a, b) => {
     if (!find(a) || !find(b)) return 'n/a';
     const [first, second] = [find(a).slices, find(b).slices];
-    const rps = median(
-      first.map((slice, i) => slice.result.requests.average / second[i].result.requests.average),
-    );
+    const rps = median(first.map((slice, i) => slice.rps / second[i].rps));
     const cpu = median(first.map((slice, i) => second[i].cpuPerRequest / slice.cpuPerRequest));
     return `${rps.toFixed(2)}× by req/s, ${cpu.toFixed(2)}× by server CPU per request`;
   };

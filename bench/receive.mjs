@@ -4,36 +4,21 @@
 // loop starts, so neither contender pays for signing and none takes the duplicate shortcut.
 // Contenders take turns round by round on the same batch of deliveries; time is this process's CPU time
 // (CLOCK=wall for wall time). Paired per-round ratios, median reported.
-import { createHmac } from 'node:crypto';
 import PQueue from 'p-queue';
 import Stripe from 'stripe';
 import { utf8Text } from '../dist/src/base/bytes.js';
 import { createEventParser } from '../dist/src/events/catalogue.js';
 import { createReceiver, createVerifier, defaultEvents, MemoryDedupeStore } from '../dist/src/index.js';
 import { openTelemetry } from '../dist/src/observability/opentelemetry.js';
+import { signedDelivery } from './delivery.mjs';
 import { ANSWERS, handRoute } from './hand-route.mjs';
 
 const SECRET = 'whsec_bench_receive_5e1f3a7c9b2d4e6f8a0b';
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
 const BATCH = Number(process.env.BATCH ?? 4000);
-const BODY_BYTES = 1024;
 
 let serial = 0;
-function delivery(now) {
-  serial++;
-  const event = {
-    id: `evt_bench_${process.pid}_${serial}`,
-    type: 'message.delivered',
-    created_at: '2026-11-21T10:00:00+00:00',
-    data: { message_id: `msg_${serial}`, to: '+15551234567', operator: 'op_vodafone_de', note: '' },
-  };
-  event.data.note = 'x'.repeat(BODY_BYTES - Buffer.byteLength(JSON.stringify(event)));
-  const body = Buffer.from(JSON.stringify(event));
-  const v1 = createHmac('sha256', SECRET).update(`${now}.`).update(body).digest('hex');
-  // Out of an HTTP parser the header is one flat string.
-  const header = Buffer.from(`t=${now},v1=${v1}`).toString();
-  return { body, headers: { 'content-type': 'application/json', 'webhook-signature': header } };
-}
+const delivery = (now) => signedDelivery(SECRET, now, ++serial);
 
 const clock =
   process.env.CLOCK === 'wall'

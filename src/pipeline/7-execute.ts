@@ -1,5 +1,6 @@
 import PQueue from 'p-queue';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { Slots } from '../base/slots.js';
 import type { ReceiveRequest } from '../contract/request.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { Settlement } from './8-settle.js';
@@ -30,6 +31,8 @@ interface Entry<T> {
   answer: (result: T | typeof CUT_OFF | PromiseLike<T>) => void;
   /** Whether its answer was given: by its run finishing, or by a cut-off. */
   settled: boolean;
+  /** Where the executor holds it until it is answered. */
+  slot: number;
 }
 
 /**
@@ -46,7 +49,7 @@ export class Executor {
   #draining = false;
   #cutOff = false;
   #reservationsDone: (() => void) | undefined;
-  readonly #entries = new Set<Entry<unknown>>();
+  readonly #entries = new Slots<Entry<unknown>>();
 
   constructor(options: ExecutorOptions) {
     this.#queue = new PQueue({ concurrency: options.concurrency });
@@ -83,8 +86,8 @@ export class Executor {
     const answered = this.#cutOff
       ? job.abandon().then((): typeof CUT_OFF => CUT_OFF)
       : new Promise<T | typeof CUT_OFF>((answer) => {
-          const entry: Entry<T> = { job, answer, settled: false };
-          this.#entries.add(entry as Entry<unknown>);
+          const entry: Entry<T> = { job, answer, settled: false, slot: 0 };
+          entry.slot = this.#entries.add(entry as Entry<unknown>);
           // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
           this.#queue.add(() => this.#run(entry));
         });
@@ -109,7 +112,7 @@ export class Executor {
   #answer<T>(entry: Entry<T>, result: T | PromiseLike<T>): void {
     if (!entry.settled) entry.answer(result);
     entry.settled = true;
-    this.#entries.delete(entry as Entry<unknown>);
+    this.#entries.remove(entry.slot, entry as Entry<unknown>);
   }
 
   /**
@@ -124,12 +127,12 @@ export class Executor {
     this.#cutOff = true;
     this.#queue.clear();
     const handedBack: Promise<unknown>[] = [];
-    for (const entry of this.#entries) {
+    for (const entry of this.#entries.items()) {
       entry.settled = true;
       entry.answer(CUT_OFF);
+      this.#entries.remove(entry.slot, entry);
       handedBack.push(entry.job.abandon());
     }
-    this.#entries.clear();
     await Promise.all(handedBack);
   }
 

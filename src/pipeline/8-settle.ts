@@ -1,7 +1,7 @@
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { DedupeStore } from '../stores/types.js';
 import type { ImmediateStore } from './immediate-store.js';
-import type { LeaseKeeper } from './lease-keeper.js';
+import type { KeptLease, LeaseKeeper } from './lease-keeper.js';
 import type { Report } from './report.js';
 
 /** How a claimed event ended for its request: completed, released after a failure, or given up at shutdown. */
@@ -42,12 +42,13 @@ const ABANDONED: Settlement = { status: 'abandoned' };
 export class Settle {
   #state: 'held' | 'running' | 'settling' | 'settled' = 'held';
   #settling: Promise<Settlement> | undefined;
+  readonly #lease: KeptLease | undefined;
 
   constructor(
     readonly ledger: Ledger,
     readonly held: Held,
   ) {
-    ledger.leases.keep(held);
+    this.#lease = ledger.leases.keep(held);
   }
 
   /** The handlers start: from now on an abandon releases the claim under them. */
@@ -90,7 +91,7 @@ export class Settle {
   #complete(committed: boolean): Settlement | Promise<Settlement> {
     const { store, retentionMs, immediate, leases } = this.ledger;
     const { key, token } = this.held;
-    leases.drop(this.held);
+    leases.drop(this.#lease);
     this.#state = 'settled';
     if (committed) return COMPLETED;
     // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
@@ -132,7 +133,7 @@ export class Settle {
   }
 
   async #release(): Promise<void> {
-    this.ledger.leases.drop(this.held);
+    this.ledger.leases.drop(this.#lease);
     try {
       await this.ledger.store.release(this.held.key, this.held.token);
     } catch (cause) {

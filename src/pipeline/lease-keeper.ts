@@ -1,3 +1,4 @@
+import { Slots } from '../base/slots.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { DedupeStore } from '../stores/types.js';
 import type { Report } from './report.js';
@@ -11,17 +12,24 @@ interface Held {
 /** While a renewal is on its way, the lease is not due again. */
 const RENEWING = Number.POSITIVE_INFINITY;
 
+/** A claim whose lease is kept alive, and when its lease has run half its length: from then on a tick renews it. */
+export interface KeptLease {
+  readonly claim: Held;
+  renewAt: number;
+  slot: number;
+}
+
 /**
  * Keeps the leases of events that wait or run in this process alive, so that only a dead process lets a claim
  * expire: time in the queue and slow handlers never hand an event to a second delivery.
  *
  * One timer serves every lease, ticking at a quarter of the lease while any is held. A lease is renewed once
  * half of it has run, so an event that settles sooner costs no round trip; the timer stops at the first tick
- * that finds nothing held and does not keep the process alive.
+ * that finds nothing held and does not keep the process alive. Each lease is held in a slot of its own, not as
+ * the key of a Map: see Slots.
  */
 export class LeaseKeeper {
-  /** Each held claim, and when its lease has run half its length: from then on a tick renews it. */
-  readonly #held = new Map<Held, number>();
+  readonly #held = new Slots<KeptLease>();
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -30,18 +38,23 @@ export class LeaseKeeper {
     readonly report: Report,
   ) {}
 
-  /** Starts keeping a claim's lease, taken just now. A store written without `renew` cannot extend it. */
-  keep(claim: Held): void {
-    if (typeof this.store.renew !== 'function') return;
-    this.#held.set(claim, Date.now() + this.leaseMs / 2);
+  /**
+   * Starts keeping a claim's lease, taken just now; what it returns stops it (drop). A store written without
+   * `renew` cannot extend it: undefined.
+   */
+  keep(claim: Held): KeptLease | undefined {
+    if (typeof this.store.renew !== 'function') return undefined;
+    const lease: KeptLease = { claim, renewAt: Date.now() + this.leaseMs / 2, slot: 0 };
+    lease.slot = this.#held.add(lease);
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#tick(), Math.max(1, Math.floor(this.leaseMs / 4)));
       this.#timer.unref?.();
     }
+    return lease;
   }
 
-  drop(claim: Held): void {
-    this.#held.delete(claim);
+  drop(lease: KeptLease | undefined): void {
+    if (lease) this.#held.remove(lease.slot, lease);
   }
 
   get size(): number {
@@ -55,33 +68,34 @@ export class LeaseKeeper {
       return;
     }
     const now = Date.now();
-    for (const [claim, renewAt] of this.#held) {
-      if (renewAt > now) continue;
-      this.#held.set(claim, RENEWING);
-      void this.#renew(claim, renewAt);
+    for (const lease of this.#held.items()) {
+      if (lease.renewAt > now) continue;
+      const dueAt = lease.renewAt;
+      lease.renewAt = RENEWING;
+      void this.#renew(lease, dueAt);
     }
   }
 
-  async #renew(claim: Held, dueAt: number): Promise<void> {
-    // Settled meanwhile (dropped): nothing is held any more, and nothing is put back.
-    const stillHeld = (renewAt: number) => {
-      if (this.#held.has(claim)) this.#held.set(claim, renewAt);
-    };
+  async #renew(lease: KeptLease, dueAt: number): Promise<void> {
+    const { claim } = lease;
     try {
       const owned = await this.store.renew(claim.key, claim.token, this.leaseMs);
+      // Settled meanwhile (dropped): nothing is held any more, and nothing is put back.
+      if (!this.#held.holds(lease.slot, lease)) return;
       if (owned) {
-        stillHeld(Date.now() + this.leaseMs / 2);
-      } else if (this.#held.delete(claim)) {
-        await this.report(
-          'lease_lost',
-          `The claim of ${claim.context.eventType} expired before its lease could be renewed (was this process stalled?); another delivery may run it.`,
-          undefined,
-          claim.context,
-        );
+        lease.renewAt = Date.now() + this.leaseMs / 2;
+        return;
       }
+      this.#held.remove(lease.slot, lease);
+      await this.report(
+        'lease_lost',
+        `The claim of ${claim.context.eventType} expired before its lease could be renewed (was this process stalled?); another delivery may run it.`,
+        undefined,
+        claim.context,
+      );
     } catch (cause) {
       // The next tick tries again; the lease still has at least a quarter of its length to run.
-      stillHeld(dueAt);
+      if (this.#held.holds(lease.slot, lease)) lease.renewAt = dueAt;
       await this.report(
         'store_unavailable',
         'The dedupe store failed to renew the lease of an event still running.',

@@ -90,8 +90,9 @@ export function createReceiver<
     profile: opts.profile,
     crypto: opts.crypto,
   });
-  const failures = new Map<string, string | undefined>();
-  const registry = new HandlerRegistry<C, Tx>(noteFirstFailure(failures));
+  // Only a log line prints a request's first failure: without a logger none is kept.
+  const failures = opts.logger ? new Map<string, string | undefined>() : undefined;
+  const registry = new HandlerRegistry<C, Tx>(failures && noteFirstFailure(failures));
   const report = reporter(registry);
   const executor = new Executor({ concurrency: opts.concurrency, maxQueue: opts.maxQueue });
   const admission = createAdmission();
@@ -211,7 +212,7 @@ function tracedOf(
 function receiving(
   pipeline: (received: Received, span?: TraceSpan) => Promise<Walked>,
   observe: ReturnType<typeof createRequestObserver>,
-  failures: Map<string, string | undefined>,
+  failures: Map<string, string | undefined> | undefined,
   report: Report,
   traced: Traced | undefined,
 ): (request: ReceiveRequest) => Promise<Outcome> {
@@ -219,7 +220,7 @@ function receiving(
     const started = performance.now();
     const received: Received = { request, requestId: request?.requestId ?? nextRequestId() };
     const { requestId } = received;
-    failures.set(requestId, undefined);
+    failures?.set(requestId, undefined);
     let outcome: Outcome;
     let reached: Reached = received;
     // Without tracing, this one check is all a request pays for it.
@@ -237,8 +238,11 @@ function receiving(
       outcome = rejectedOutcome('handler_failed', requestId);
     }
     if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
-    const failure = failures.get(requestId);
-    failures.delete(requestId);
+    let failure: string | undefined;
+    if (failures) {
+      failure = failures.get(requestId);
+      failures.delete(requestId);
+    }
     const logged = observe(outcome, reached, performance.now() - started, failure);
     if (logged) await logged;
     return outcome;

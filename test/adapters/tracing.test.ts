@@ -85,22 +85,31 @@ describe('traced deliveries through the adapters', () => {
     );
   });
 
-  it('Fastify: named by the plugin’s path, over a real socket', async () => {
+  it('Fastify: named by the plugin’s path with the prefix of its scope, over a real socket', async () => {
     trace.setGlobalTracerProvider(recorded.provider);
     const app = Fastify();
-    await app.register(webhooks, { receiver: tracedReceiver(), path: '/webhooks' });
+    await app.register(
+      async (scope) => {
+        await scope.register(webhooks, { receiver: tracedReceiver(), path: '/webhooks' });
+      },
+      { prefix: '/v1' },
+    );
     const base = await app.listen({ port: 0, host: '127.0.0.1' });
     try {
       const delivery = signed();
-      const response = await fetch(`${base}/webhooks`, {
+      const response = await fetch(`${base}/v1/webhooks`, {
         method: 'POST',
         headers: delivery.headers,
         body: delivery.body,
       });
       expect(response.status).toBe(200);
       expectDeliveryTrace(
-        'POST /webhooks',
-        { 'http.route': '/webhooks', 'url.path': '/webhooks', 'server.port': Number(new URL(base).port) },
+        'POST /v1/webhooks',
+        {
+          'http.route': '/v1/webhooks',
+          'url.path': '/v1/webhooks',
+          'server.port': Number(new URL(base).port),
+        },
         [SECRET, delivery.signature],
       );
     } finally {

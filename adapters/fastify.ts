@@ -23,6 +23,12 @@ export interface FastifyWebhooksOptions {
   closeTimeoutMs?: number;
 }
 
+/**
+ * What Fastify sends for the outcome's `application/json` (it adds the charset to any JSON type without one),
+ * given as it is: Fastify would otherwise build this string anew on every reply.
+ */
+const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
+
 const USAGE = "app.register(webhooks, { receiver: createReceiver({ secrets }), path: '/webhooks' })";
 
 async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooksOptions): Promise<void> {
@@ -39,7 +45,12 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
   });
   const send = (reply: FastifyReply, outcome: Outcome): FastifyReply => {
     if (closing && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close');
-    return reply.code(outcome.status).headers(outcome.headers).send(outcome.body);
+    // type() sets content-type as given, where header() would lowercase each name anew.
+    reply.code(outcome.status).type(JSON_CONTENT_TYPE);
+    for (const name in outcome.headers) {
+      if (name !== 'content-type') reply.header(name, outcome.headers[name]);
+    }
+    return reply.send(outcome.body);
   };
   // A child scope keeps the raw-stream parsing and the body error mapping to the webhook route: a
   // content-type parser added in the fastify-plugin scope itself would replace JSON parsing app-wide.

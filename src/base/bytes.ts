@@ -91,5 +91,7 @@ let requestCounter = 0;
 export function nextRequestId(): string {
   requestIdPrefix ??= `req_${randomId().slice(0, 16)}`;
   requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
-  return requestIdPrefix + requestCounter.toString(16).padStart(16, '0');
+  // Joined, not added: `+` makes a rope that every later reader (the header check, the socket write) must
+  // flatten first, and node's header check flattens it through a slow call into the engine.
+  return [requestIdPrefix, requestCounter.toString(16).padStart(16, '0')].join('');
 }

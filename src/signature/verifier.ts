@@ -82,17 +82,12 @@ export function createVerifier(options: VerifierOptions): Verifier {
     prepared: crypto.prepareKey(key.bytes, hash),
   }));
   const { past, future } = resolveTolerance(options.toleranceSeconds);
-  const wellFormed = candidateCheck(encoding, digestLength[hash]);
+  const size = encodedLength(encoding, digestLength[hash]);
   const equal = encoding === 'hex' ? hexEqual : constantTimeEqual;
-  /**
-   * Every candidate is compared in full: which one matched is not given away by timing. `checked` when each
-   * was already found well-formed (the usual single signature), so none is scanned twice.
-   */
-  const matches = (signatures: readonly string[], expected: string, checked: boolean) => {
+  /** Every candidate is compared in full: which one matched is not given away by timing. */
+  const matches = (signatures: readonly string[], expected: string) => {
     let matched = false;
-    for (const signature of signatures) {
-      if ((checked || wellFormed(signature)) && equal(signature, expected)) matched = true;
-    }
+    for (const signature of signatures) if (equal(signature, expected)) matched = true;
     return matched;
   };
 
@@ -111,23 +106,23 @@ export function createVerifier(options: VerifierOptions): Verifier {
     const age = now - timestamp;
     if (age > past) return { ok: false, reason: 'stale_timestamp', timestamp } as VerifyResult;
     if (-age > future) return { ok: false, reason: 'future_timestamp', timestamp } as VerifyResult;
+    // No candidate of the digest's encoded size: nothing could match, so no HMAC. Only the length is looked at
+    // here; the characters are checked in the same pass that compares them, so a signature is read once.
     let candidates = 0;
-    for (const signature of reading.signatures) if (wellFormed(signature)) candidates++;
-    // No candidate of the digest's encoded size: nothing could match, so no HMAC.
+    for (const signature of reading.signatures) if (signature.length === size) candidates++;
     if (candidates === 0) return { ok: false, reason: 'signature_mismatch', timestamp } as VerifyResult;
-    const checked = candidates === reading.signatures.length;
     const pieces = profile.signedContent(reading);
     if (crypto.sync) {
       for (const key of keys) {
         const expected = crypto.hmac(key.prepared, hash, pieces, encoding);
-        if (matches(reading.signatures, expected, checked)) return found(reading, key.mode, key.label);
+        if (matches(reading.signatures, expected)) return found(reading, key.mode, key.label);
       }
       return { ok: false, reason: 'signature_mismatch', timestamp } as VerifyResult;
     }
     return (async (): Promise<VerifyResult> => {
       for (const key of keys) {
         const expected = await crypto.hmac(key.prepared, hash, pieces, encoding);
-        if (matches(reading.signatures, expected, checked)) return found(reading, key.mode, key.label);
+        if (matches(reading.signatures, expected)) return found(reading, key.mode, key.label);
       }
       return { ok: false, reason: 'signature_mismatch', timestamp };
     })();
@@ -150,12 +145,10 @@ export function createVerifier(options: VerifierOptions): Verifier {
  * means no HMAC at all). Hex digits in either case; base64 of the digest's encoded length.
  */
 export function candidateCheck(encoding: 'hex' | 'base64', bytes: number): (value: string) => boolean {
-  if (encoding === 'base64') {
-    const length = Math.ceil(bytes / 3) * 4;
-    return (value) => value.length === length;
-  }
+  const length = encodedLength(encoding, bytes);
+  if (encoding === 'base64') return (value) => value.length === length;
   return (value) => {
-    if (value.length !== bytes * 2) return false;
+    if (value.length !== length) return false;
     for (let i = 0; i < value.length; i++) {
       const code = value.charCodeAt(i);
       if (code >= 48 && code <= 57) continue;
@@ -178,12 +171,26 @@ function constantTimeEqual(candidate: string, expected: string): boolean {
   return diff === 0;
 }
 
-/** constantTimeEqual for hex checked by candidateCheck: either case matches the lowercase digest. */
+/**
+ * constantTimeEqual for hex, where either case of a letter matches the lowercase digest. It also rejects what
+ * is not hex in the same pass: OR-ing 0x20 would otherwise let the control characters 0x10–0x19 pass as the
+ * digits `0`–`9`, so for a digit the case bit must match as well (`((e >> 6) ^ 1) << 5` is 0x20 below `@`,
+ * where the digits are, and 0 at the letters), without a branch on the digest's characters.
+ */
 function hexEqual(candidate: string, expected: string): boolean {
   if (candidate.length !== expected.length) return false;
   let diff = 0;
-  for (let i = 0; i < expected.length; i++) diff |= (candidate.charCodeAt(i) | 0x20) ^ expected.charCodeAt(i);
+  for (let i = 0; i < expected.length; i++) {
+    const c = candidate.charCodeAt(i);
+    const e = expected.charCodeAt(i);
+    diff |= ((c | 0x20) ^ e) | ((c ^ e) & (((e >> 6) ^ 1) << 5));
+  }
   return diff === 0;
+}
+
+/** Characters of a digest of `bytes` bytes in an encoding (base64 padded). */
+function encodedLength(encoding: 'hex' | 'base64', bytes: number): number {
+  return encoding === 'hex' ? bytes * 2 : Math.ceil(bytes / 3) * 4;
 }
 
 export function resolveTolerance(tolerance: Tolerance | undefined): { past: number; future: number } {

@@ -164,6 +164,20 @@ describe('rotation, several v1 values and modes', () => {
     expect(result).toEqual({ ok: false, reason: 'signature_mismatch', timestamp: NOW });
   });
 
+  it('in a digit or a letter position, exactly that character (a letter in either case) matches', () => {
+    const good = signPayload({ payload, secret: SECRET, timestamp: NOW }).split('v1=')[1] as string;
+    for (const position of [good.search(/[0-9]/), good.search(/[a-f]/)]) {
+      const own = good[position] as string;
+      const accepted: string[] = [];
+      for (const code of [...Array(0x300).keys(), 0x2030, 0xff10, 0xffff]) {
+        const char = String.fromCharCode(code);
+        const header = `t=${NOW},v1=${good.slice(0, position)}${char}${good.slice(position + 1)}`;
+        if (verifySignature({ payload, header, secrets: SECRET, now: NOW }).ok) accepted.push(char);
+      }
+      expect(accepted.sort()).toEqual([...new Set([own.toUpperCase(), own])].sort());
+    }
+  });
+
   it('reports the mode of the secret that matched: { live: [...], test: [...] }', () => {
     const secrets = { live: ['whsec_live_a', 'whsec_live_b'], test: ['whsec_test_a', 'whsec_test_b'] };
     const verifier = createVerifier({ secrets });

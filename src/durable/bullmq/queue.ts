@@ -59,10 +59,9 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
       'bullmqQueue needs `connection` (where Redis is) or an existing BullMQ `queue`.',
     );
   }
-  const { attempts, backoffMs } = retrySchedule(options);
+  const jobOptions = jobOptionsOf(options);
   const allowVolatile = booleanOption(options, 'allowVolatileRedis');
   const tellDuplicates = booleanOption(options, 'tellDuplicates');
-  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   const owned = !options.queue;
   const queue =
     options.queue ??
@@ -72,12 +71,6 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
     });
   // Redis trouble: the connection reconnects; a failed enqueue is answered 503 and told to onError.
   if (owned) queue.on('error', () => {});
-  const jobOptions: JobsOptions = {
-    attempts,
-    backoff: { type: 'exponential', delay: backoffMs, jitter: 0.5 },
-    removeOnComplete: { age: Math.ceil(retentionMs / 1000) },
-    removeOnFail: false,
-  };
   const poller = countsPoller(async () => {
     const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
     const count = (type: string) => counts[type] ?? 0;
@@ -90,11 +83,14 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   }, options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
   let checked: Promise<void> | undefined;
+  // Once the check passed, an enqueue does not wait for it again (a turn of the microtask queue per event).
+  let passed = false;
   // Could the check not run (INFO refused), the first enqueue that can tell someone is told.
   let untold: string | undefined;
   const ready = () => {
     checked ??= (async () => {
       if (!allowVolatile) untold = await checkRedisDurability(await queue.getBackend().client);
+      passed = true;
     })();
     checked.catch(() => {
       checked = undefined; // refused or unreachable: the next use checks again (Redis may be fixed by then)
@@ -103,7 +99,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   };
 
   async function enqueue(job: DurableJob, warn?: (warning: string) => void): Promise<EnqueueResult> {
-    await ready();
+    if (!passed) await ready();
     if (untold !== undefined && warn) {
       warn(untold);
       untold = undefined;
@@ -117,7 +113,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
       const existing = await queue.getJob(jobId);
       if (existing) return existing.finishedOn ? 'duplicate' : 'in_progress';
     }
-    await queue.add(job.event.type, job, { ...jobOptions, jobId });
+    await queue.add(job.event.type, job, jobOptions(jobId));
     return 'enqueued';
   }
 
@@ -132,6 +128,15 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
       if (owned) await queue.close();
     },
   };
+}
+
+/** Each job's options: the retry schedule, completed jobs kept for the dedupe window, failed ones kept. */
+function jobOptionsOf(options: BullmqQueueOptions): (jobId: string) => JobsOptions {
+  const { attempts, backoffMs } = retrySchedule(options);
+  const backoff = { type: 'exponential', delay: backoffMs, jitter: 0.5 };
+  const removeOnComplete = { age: Math.ceil((options.retentionMs ?? DEFAULT_RETENTION_MS) / 1000) };
+  // A literal per job: spreading shared options into a new object with the jobId cost 0.5 µs per event.
+  return (jobId) => ({ attempts, backoff, removeOnComplete, removeOnFail: false, jobId });
 }
 
 function booleanOption(options: BullmqQueueOptions, name: 'allowVolatileRedis' | 'tellDuplicates'): boolean {

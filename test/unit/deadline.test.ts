@@ -1,0 +1,49 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { TIMED_OUT, withDeadline, withTimeout } from '../../src/base/deadline.js';
+
+describe('withTimeout and withDeadline', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('give the work its value or its error when it settles in time, and leave no timer behind', async () => {
+    await expect(withTimeout(Promise.resolve('done'), 1000)).resolves.toBe('done');
+    await expect(withDeadline(Promise.resolve('done'), 1000, 'The job')).resolves.toBe('done');
+    const failure = new Error('refused');
+    await expect(withTimeout(Promise.reject(failure), 1000)).rejects.toBe(failure);
+    await expect(withDeadline(Promise.reject(failure), 1000, 'The job')).rejects.toBe(failure);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('end the wait once the time passed: TIMED_OUT, or an error naming what took too long', async () => {
+    const never = new Promise<string>(() => {});
+    const timed = withTimeout(never, 1000);
+    const deadline = withDeadline(never, 3000, 'Adding the BullMQ job');
+    const told = expect(deadline).rejects.toThrow('Adding the BullMQ job took longer than 3000 ms.');
+    await vi.advanceTimersByTimeAsync(999);
+    let settled = false;
+    void timed.then(() => {
+      settled = true;
+    });
+    await Promise.resolve();
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    await expect(timed).resolves.toBe(TIMED_OUT);
+    await vi.advanceTimersByTimeAsync(2000);
+    await told;
+  });
+
+  it('a late settlement of the work changes nothing once the time ran out', async () => {
+    let finish: (value: string) => void = () => {};
+    const late = new Promise<string>((resolve) => {
+      finish = resolve;
+    });
+    const timed = withTimeout(late, 10);
+    await vi.advanceTimersByTimeAsync(10);
+    finish('too late');
+    await expect(timed).resolves.toBe(TIMED_OUT);
+  });
+});

@@ -3,7 +3,7 @@ import { getHeader, type HeaderSource } from '../contract/request.js';
 import { type CryptoProvider, digestLength } from '../crypto/provider.js';
 import type { SignatureProfile } from '../signature/profile.js';
 import { isDigits } from '../signature/syntaxes/index.js';
-import { candidateCheck } from '../signature/verifier.js';
+import { candidateCheck, encodedLength } from '../signature/verifier.js';
 
 /**
  * Redacted facts about a rejected request, for the operator's log: enough to tell a wrong secret, a skewed
@@ -64,7 +64,7 @@ export async function rejectionDiagnostics(
   const present = [...RELEVANT_HEADERS, ...context.profile.headers].filter(
     (name) => readHeader(headers, name) !== undefined,
   );
-  const signature = signatureShape(context.profile, headers, body, nowSeconds);
+  const { signature, sized } = signatureShape(context.profile, headers, body, nowSeconds);
   // Built in reading order (body, headers, secrets): a text log line flattens it as it is.
   const diagnostics = {} as RejectionDiagnostics;
   if (body !== undefined) {
@@ -75,19 +75,22 @@ export async function rejectionDiagnostics(
   }
   diagnostics.headers = { present };
   diagnostics.signature = signature;
-  // The verifier computes HMACs only after the header and timestamp passed, and only for a candidate.
-  diagnostics.secretsTried =
-    reason === 'signature_mismatch' && signature.wellFormed > 0 ? context.secretLabels : [];
+  // The verifier computes HMACs only after the header and timestamp passed, and only when a signature has the
+  // digest's encoded length (whether it is hex is checked in the comparison).
+  diagnostics.secretsTried = reason === 'signature_mismatch' && sized > 0 ? context.secretLabels : [];
   return diagnostics;
 }
 
-/** Counts what the profile's parser read, keeping no value but the timestamp. */
+/**
+ * Counts what the profile's parser read, keeping no value but the timestamp; `sized`: the signatures of the
+ * digest's encoded length, for which the verifier computes an HMAC.
+ */
 function signatureShape(
   profile: SignatureProfile,
   headers: HeaderSource,
   body: SignedPiece | undefined,
   nowSeconds: number,
-): SignatureShape {
+): { signature: SignatureShape; sized: number } {
   const shape: SignatureShape = {
     format: profile.format,
     present: false,
@@ -96,18 +99,20 @@ function signatureShape(
     wellFormed: 0,
   };
   // A signature in the body cannot be looked at before the body was read.
-  if (body === undefined && profile.signatureHeader === undefined) return shape;
+  if (body === undefined && profile.signatureHeader === undefined) return { signature: shape, sized: 0 };
   const reading = profile.read({ get: (name) => readHeader(headers, name) ?? null }, body ?? '');
   shape.present = reading.present;
-  if (!shape.present) return shape;
-  const candidate = candidateCheck(profile.encoding, digestLength[profile.hash]);
+  if (!shape.present) return { signature: shape, sized: 0 };
+  const bytes = digestLength[profile.hash];
+  const candidate = candidateCheck(profile.encoding, bytes);
+  const size = encodedLength(profile.encoding, bytes);
   shape.timestamps = reading.timestamps;
   shape.signatures = reading.signatures.length;
   shape.wellFormed = reading.signatures.filter(candidate).length;
   if (shape.timestamps === 1 && isDigits(reading.timestampText)) {
     shape.clockSkewSeconds = nowSeconds - Number(reading.timestampText);
   }
-  return shape;
+  return { signature: shape, sized: reading.signatures.filter((value) => value.length === size).length };
 }
 
 /** A header that cannot be read (a throwing Headers object) counts as absent: diagnostics never fail a request. */

@@ -189,7 +189,7 @@ function hexEqual(candidate: string, expected: string): boolean {
 }
 
 /** Characters of a digest of `bytes` bytes in an encoding (base64 padded). */
-function encodedLength(encoding: 'hex' | 'base64', bytes: number): number {
+export function encodedLength(encoding: 'hex' | 'base64', bytes: number): number {
   return encoding === 'hex' ? bytes * 2 : Math.ceil(bytes / 3) * 4;
 }
 

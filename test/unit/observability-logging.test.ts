@@ -118,6 +118,24 @@ describe('request log line', () => {
     expect(diagnostics.signature.clockSkewSeconds).toBeLessThan(45);
   });
 
+  it('secrets are tried for a signature of the digest length, hex or not, and for no other', async () => {
+    const { receiver, lines } = setup();
+    const body = JSON.stringify(createEvent('message.delivered'));
+    const t = now();
+    for (const value of ['z'.repeat(64), 'abc123']) {
+      await receiver.receive(
+        request(body, { 'content-type': 'application/json', 'webhook-signature': `t=${t},v1=${value}` }),
+      );
+    }
+    const told = lines.map((line) => line.fields.diagnostics as RejectionDiagnostics);
+    expect(lines.map((line) => line.fields.reason)).toEqual(['signature_mismatch', 'signature_mismatch']);
+    expect(told.map((diagnostics) => diagnostics.signature.wellFormed)).toEqual([0, 0]);
+    expect(told.map((diagnostics) => diagnostics.secretsTried)).toEqual([
+      ['live[0]', 'live[1]', 'test[0]'],
+      [],
+    ]);
+  });
+
   it('stale and future timestamps: the skew says which way the clock is off; no secret was tried', async () => {
     const { receiver, lines } = setup();
     const body = JSON.stringify(createEvent('message.delivered'));

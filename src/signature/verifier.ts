@@ -41,7 +41,7 @@ export interface Verifier<
   readonly crypto: CryptoProvider;
   /** Labels of the secrets (`live[0]`, `test[1]`) in the order an HMAC is tried: names them in diagnostics. */
   readonly secretLabels: readonly string[];
-  /** Checks in order: signature parts present and well-formed, timestamp tolerance, then HMAC. Sync with a sync provider. */
+  /** Checks in order: signature parts present, of their form and length; timestamp tolerance; then HMAC. Sync with a sync provider. */
   verify(request: SignedRequestParts, nowSeconds?: number): R;
   verifyAsync(request: SignedRequestParts, nowSeconds?: number): Promise<VerifyResult>;
   /**
@@ -141,8 +141,9 @@ export function createVerifier(options: VerifierOptions): Verifier {
 }
 
 /**
- * Whether a signature value can be a digest of this size and encoding; only those are compared (and none
- * means no HMAC at all). Hex digits in either case; base64 of the digest's encoded length.
+ * Whether a signature value can be a digest of this size and encoding: hex digits in either case, or base64 of
+ * the digest's encoded length. For diagnostics; the verifier looks at the length before its HMAC and at the
+ * characters in the comparison.
  */
 export function candidateCheck(encoding: 'hex' | 'base64', bytes: number): (value: string) => boolean {
   const length = encodedLength(encoding, bytes);

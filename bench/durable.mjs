@@ -11,9 +11,11 @@
 //                 `queue.add(type, event, { jobId })` or `boss.send(name, event, { id })` with the same job
 //                 options as the library's, 202 once the engine answered. It does no schema check and tells no
 //                 duplicate apart, so the library's extra work is all in the ratio.
-// Contenders take turns round by round (the machine's load changes); the median round is reported.
+// Each server first takes WARMUP rounds that are not measured (its code is compiled during them, not during a
+// measured round), then the contenders take turns round by round (the machine's load changes); the median
+// round is reported.
 // Queues and schemas are unique to the run and removed at the end.
-// Env: EVENTS (per round, 4000), ROUNDS (3), CONCURRENCY (64), ONLY (contender ids), REDIS_URL, DATABASE_URL,
+// Env: EVENTS (per round, 4000), ROUNDS (3), WARMUP (1), CONCURRENCY (64), ONLY (contender ids), REDIS_URL, DATABASE_URL,
 // PROFILE (a folder: each server writes a V8 CPU profile there, read by bench/profile.mjs).
 import { execFileSync, fork } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -29,6 +31,7 @@ const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const EVENTS = Number(process.env.EVENTS ?? 4000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const WARMUP = Number(process.env.WARMUP ?? 1);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 64);
 const ALL = [
   { id: 'sync', name: 'sync ack (in-process handlers)' },
@@ -214,7 +217,7 @@ async function drive() {
   const { createEvent, createSignedRequest } = await import('../dist/src/testing.js');
   const run = randomUUID().replaceAll('-', '').slice(0, 10);
   console.log(
-    `durable bench: ${EVENTS} events × ${ROUNDS} rounds per contender, ${CONCURRENCY} in flight; ` +
+    `durable bench: ${EVENTS} events × ${ROUNDS} rounds per contender after ${WARMUP} unmeasured, ${CONCURRENCY} in flight; ` +
       `load average before: ${loadavg()
         .map((n) => n.toFixed(2))
         .join(' ')}`,
@@ -222,13 +225,18 @@ async function drive() {
   const servers = [];
   for (const contender of CONTENDERS) servers.push({ contender, ...(await start(contender.id, run)) });
   const results = new Map(CONTENDERS.map((contender) => [contender.id, []]));
+  // Signed just before each round: the timestamps stay inside the receiver's tolerance.
+  const signed = () =>
+    Array.from({ length: EVENTS }, () =>
+      createSignedRequest(createEvent('message.delivered'), { secret: SECRET }),
+    );
   try {
+    for (let round = 0; round < WARMUP; round++) {
+      for (const server of servers) await load(server.port, signed());
+    }
     for (let round = 0; round < ROUNDS; round++) {
       for (const server of servers) {
-        // Signed just before the round: the timestamps stay inside the receiver's tolerance.
-        const bodies = Array.from({ length: EVENTS }, () =>
-          createSignedRequest(createEvent('message.delivered'), { secret: SECRET }),
-        );
+        const bodies = signed();
         const engineCpu = engineCpuReader(server.contender.id);
         const [serverBefore, engineBefore] = [await server.cpu(), await engineCpu()];
         const result = await load(server.port, bodies);
@@ -253,7 +261,7 @@ async function drive() {
       .get(ours)
       .map((round, i) => ratio(round, results.get(hand)[i]))
       .sort((a, b) => a - b);
-    return `${each[Math.floor(each.length / 2)].toFixed(2)}× (rounds ${each.map((r) => r.toFixed(2)).join(', ')})`;
+    return `${each[Math.floor(each.length / 2)].toFixed(2)}× (rounds, lowest first: ${each.map((r) => r.toFixed(2)).join(', ')})`;
   };
   const ratioLines = ratios.map(
     ([ours, hand, title]) =>

@@ -29,6 +29,9 @@ export interface FastifyWebhooksOptions {
  */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 
+/** The outcome's content type as Fastify would send it; the core decides it, the adapter only spells it. */
+const fastifyType = (type: string): string => (type === 'application/json' ? JSON_CONTENT_TYPE : type);
+
 const USAGE = "app.register(webhooks, { receiver: createReceiver({ secrets }), path: '/webhooks' })";
 
 async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooksOptions): Promise<void> {
@@ -45,10 +48,12 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
   });
   const send = (reply: FastifyReply, outcome: Outcome): FastifyReply => {
     if (closing && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close');
+    reply.code(outcome.status);
     // type() sets content-type as given, where header() would lowercase each name anew.
-    reply.code(outcome.status).type(JSON_CONTENT_TYPE);
     for (const name in outcome.headers) {
-      if (name !== 'content-type') reply.header(name, outcome.headers[name]);
+      const value = outcome.headers[name] as string;
+      if (name === 'content-type') reply.type(fastifyType(value));
+      else reply.header(name, value);
     }
     return reply.send(outcome.body);
   };

@@ -1,4 +1,4 @@
-import type { SignedPiece } from '../base/bytes.js';
+import { flatJoin, type SignedPiece } from '../base/bytes.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { Mode } from '../signature/secrets.js';
@@ -22,9 +22,8 @@ export type SignedContent = Pick<Verifier, 'crypto' | 'signedBody'>;
 /** Keys the event per mode: a test event never answers as a duplicate of a live one. */
 export function dedupeKey(parsed: Parsed, signed: SignedContent): Keyed | Promise<Keyed> {
   const { mode, event } = parsed;
-  // Joined, not concatenated: a concatenation is a rope of three strings, and the memory store keeps its key
-  // for the retention period; a join is one flat string of the same value.
-  if (typeof event.id === 'string') return keyed(parsed, [mode, event.id].join(':'));
+  // Flat: the memory store keeps the key for the whole retention period.
+  if (typeof event.id === 'string') return keyed(parsed, flatJoin([mode, event.id], ':'));
   const body = signed.signedBody({ headers: parsed.request.headers, body: parsed.body });
   const key = signedContentKey(signed.crypto, mode, body);
   return typeof key === 'string' ? keyed(parsed, key) : key.then((hashed) => keyed(parsed, hashed));

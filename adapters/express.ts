@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import type { AnyReceiver } from './any-receiver.js';
-import { type NodeBodySource, nodeBodyReader, receiveNodeRequest } from './node-io.js';
+import { type NodeBodySource, type NodeRequestNames, nodeBodyReader, receiveNodeRequest } from './node-io.js';
 
 const EXPRESS_FIX =
   'In Express, a body parser (express.json(), express.urlencoded(), …) read the body before webhookHandler. ' +
@@ -11,21 +11,23 @@ const EXPRESS_FIX =
 /** A request an earlier middleware may have read: express.raw() leaves bytes, a verify callback keeps rawBody. */
 type ExpressRequest = Request & { rawBody?: unknown };
 
+const EXPRESS_NAMES: NodeRequestNames<Request> = {
+  // A router rewrites req.url to the part after its mount path: originalUrl is the request's.
+  url: (req) => req.originalUrl,
+  // The route template Express matched, as tracing names the request: the mount path, then the route's.
+  route: (req) => {
+    const path: unknown = req.route?.path;
+    return typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
+  },
+};
+
 /**
  * Express 5 route handler: `app.post('/webhooks', webhookHandler(receiver))`.
  * Reads the raw body from the stream itself, or takes the bytes a parser left behind; when a parser left only
  * an object, the receiver answers 500 body_already_parsed with the fix above (and tells onError).
  */
 export function webhookHandler(receiver: AnyReceiver): (req: Request, res: Response) => Promise<void> {
-  return (req, res) =>
-    // A router rewrites req.url to the part after its mount path: originalUrl is the request's.
-    receiveNodeRequest(receiver, req, res, bodySource(req), req.originalUrl, routeOf(req));
-}
-
-/** The route template Express matched, as tracing names the request: the mount path, then the route's. */
-function routeOf(req: Request): string | undefined {
-  const path: unknown = req.route?.path;
-  return typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
+  return (req, res) => receiveNodeRequest(receiver, req, res, bodySource(req), EXPRESS_NAMES);
 }
 
 function bodySource(req: ExpressRequest): NodeBodySource {

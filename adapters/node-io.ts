@@ -1,8 +1,9 @@
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
 import {
   BODY_LENGTH_MISMATCH,
   BODY_TIMEOUT,
   BODY_TOO_LARGE,
+  type BodyReader,
   type Outcome,
   type ReceiveRequest,
 } from '../src/adapter.js';
@@ -11,26 +12,62 @@ import type { RequestReceiver } from './any-receiver.js';
 /** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */
 export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawBodyHint'>;
 
+/** How a framework names a request for tracing: asked only when a tracer reads `url` or `route`. */
+export interface NodeRequestNames<R extends IncomingMessage> {
+  url(req: R): string | undefined;
+  route(req: R): string | undefined;
+}
+
+/** node:http's own names: the target as received, and no route template. */
+const NODE_NAMES: NodeRequestNames<IncomingMessage> = { url: (req) => req.url, route: () => undefined };
+
 /**
  * Runs one Node request through the receiver and writes the outcome: the whole job of the node:http,
- * Express and Next.js Pages adapters, which differ only in where the body comes from.
+ * Express and Next.js Pages adapters, which differ only in where the body comes from and how they name the request.
  */
-export async function receiveNodeRequest(
+export async function receiveNodeRequest<R extends IncomingMessage>(
   receiver: RequestReceiver,
-  req: IncomingMessage,
+  req: R,
   res: ServerResponse,
   body: NodeBodySource = { readBody: nodeBodyReader(req) },
-  url = req.url,
-  route?: string,
+  names: NodeRequestNames<R> = NODE_NAMES,
 ): Promise<void> {
-  const outcome = await receiver.receive({
-    method: req.method ?? 'GET',
-    headers: req.headers,
-    url,
-    route,
-    ...body,
-  });
-  writeNodeOutcome(res, outcome);
+  writeNodeOutcome(res, await receiver.receive(new NodeRequest(req, body, names)));
+}
+
+/**
+ * The neutral request over a Node request: one class, so the core sees one shape from every Node adapter.
+ * `url` and `route` are read from `req` only when a tracer asks for them. Express gives each request object a
+ * hidden class of its own (it changes the object's prototype, and V8 then makes a new hidden class for every
+ * property added to it), so every property read from `req` misses V8's inline caches, at thousands of
+ * instructions each.
+ */
+class NodeRequest<R extends IncomingMessage> implements ReceiveRequest {
+  readonly method: string;
+  readonly headers: IncomingHttpHeaders;
+  readonly rawBody: unknown;
+  readonly readBody: BodyReader | undefined;
+  readonly rawBodyHint: string | undefined;
+  readonly #req: R;
+  readonly #names: NodeRequestNames<R>;
+
+  constructor(req: R, body: NodeBodySource, names: NodeRequestNames<R>) {
+    this.method = req.method ?? 'GET';
+    this.headers = req.headers;
+    this.rawBody = body.rawBody;
+    this.readBody = body.readBody;
+    this.rawBodyHint = body.rawBodyHint;
+    this.#req = req;
+    this.#names = names;
+  }
+
+  get url(): string | undefined {
+    return this.#names.url(this.#req);
+  }
+
+  get route(): string | undefined {
+    return this.#names.route(this.#req);
+  }
 }
 
 /** The core's BodyReader over a Node request stream. */
@@ -52,21 +89,20 @@ export function readNodeBody(
   maxBytes: number,
   deadlineMs: number,
 ): Promise<NodeBody | undefined> {
-  const declared =
-    req.headers['content-length'] === undefined ? undefined : Number(req.headers['content-length']);
+  const length = req.headers['content-length'];
+  const declared = length === undefined ? undefined : Number(length);
   if (declared !== undefined && declared > maxBytes) return Promise.resolve(BODY_TOO_LARGE);
-  if (req.readableEnded) return Promise.resolve(undefined);
-  if (req.destroyed) return Promise.reject(new Error('The request stream was destroyed before it was read.'));
   // Node's parser goes on to the body right after the request event: one microtask later, a body that came
   // with its headers is all in the stream's buffer, and is taken whole with no timer, listener or stream event.
   return Promise.resolve(declared).then(
-    (length) => bufferedBody(req, length) ?? streamedBody(req, maxBytes, deadlineMs, length),
+    (length) => bufferedBody(req, length) ?? unbufferedBody(req, maxBytes, deadlineMs, length),
   );
 }
 
 /**
  * The whole body when it is already buffered: HTTP/1 only, where the parser hands over exactly Content-Length
- * bytes, so a buffer of that length is the complete body and nothing can follow it.
+ * bytes, so a buffer of that length is the complete body and nothing can follow it. Only what this needs is
+ * read from `req`: on Express every read from `req` is an inline-cache miss.
  */
 function bufferedBody(req: IncomingMessage, declared: number | undefined): Buffer | undefined {
   if (declared === undefined || declared === 0 || req.httpVersionMajor !== 1) return undefined;
@@ -76,6 +112,19 @@ function bufferedBody(req: IncomingMessage, declared: number | undefined): Buffe
   // Flowing with nothing listening lets the stream end by itself once the parser has marked it complete.
   req.resume();
   return body;
+}
+
+/** A body not in the buffer: none left (something else read it), or one still coming. */
+function unbufferedBody(
+  req: IncomingMessage,
+  maxBytes: number,
+  deadlineMs: number,
+  declared: number | undefined,
+): Promise<NodeBody | undefined> {
+  // Never wait for an `end` that was already emitted.
+  if (req.readableEnded) return Promise.resolve(undefined);
+  if (req.destroyed) return Promise.reject(new Error('The request stream was destroyed before it was read.'));
+  return streamedBody(req, maxBytes, deadlineMs, declared);
 }
 
 /** Reads the rest of a body as it streams in, under the body deadline. */

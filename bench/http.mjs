@@ -2,7 +2,7 @@
 // Each contender is a server process of its own (this file with `serve <name>`); this process drives them with
 // autocannon, one at a time, in rounds. Every request is a distinct 1 KiB event, signed shortly before the run, so
 // the adapters take their whole processed path (verify, parse, claim, handler, complete), never the duplicate
-// shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), REWARM (s before each slice on its connections, 0.5),
+// shortcut. Env: ROUNDS (5), SLICE (s per round, 1.5), WARMUP (s, 1), REWARM (s before each slice on its connections, 2),
 // NEW_CONNECTIONS (1: each slice on connections of its own), CONNECTIONS (10), ONLY (names, comma list),
 // PROFILE (a folder: each server writes a V8 CPU profile there, read by bench/profile.mjs), PIN (0: no CPU pinning).
 import { execFileSync, fork, spawn } from 'node:child_process';
@@ -278,7 +278,10 @@ async function load(autocannon, server, seconds, connections) {
  * One measured slice: a single load on the same connections, first `rewarm` s unmeasured, then `slice` s measured
  * from the server's own counters, then a short tail. A server left idle while the others ran has had its code
  * aged out by V8's idle GCs, and closing a run's connections deoptimizes the stream code that served them: both
- * are recompiled in the unmeasured part, so the slice measures the route on warm connections. With
+ * are recompiled in the unmeasured part, so the slice measures the route on warm connections. V8's memory reducer
+ * also shrinks an idle server's heap, and a server holding much (the adapters' memory store: 100,000 keys) pays
+ * more GC until it has grown back: after 0.5 s of re-warm the Express adapter measured 200 µs per request in a
+ * full run, after 2 s 160, as with the reducer turned off (--no-memory-reducer). With
  * NEW_CONNECTIONS=1 the warm-up is a load of its own and the slice opens new connections, recompiling included.
  */
 async function measuredSlice(autocannon, server, { rewarm, slice, connections }) {
@@ -335,7 +338,7 @@ async function drive() {
   const rounds = Number(process.env.ROUNDS ?? 5);
   const slice = Number(process.env.SLICE ?? 1.5);
   const warmup = Number(process.env.WARMUP ?? 1);
-  const rewarm = Number(process.env.REWARM ?? 0.5);
+  const rewarm = Number(process.env.REWARM ?? 2);
   const connections = Number(process.env.CONNECTIONS ?? 10);
   PINNED = process.env.PIN !== '0' && SERVER_CPU > 0 && pinDriver();
   const only = process.env.ONLY?.split(',').map((name) => name.trim());

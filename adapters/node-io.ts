@@ -36,7 +36,8 @@ export async function receiveNodeRequest<R extends IncomingMessage>(
 }
 
 /**
- * The neutral request over a Node request: one class, so the core sees one shape from every Node adapter.
+ * The neutral request over a Node request: one class, so the core sees one shape from the node:http, Express
+ * and Pages adapters.
  * `url` and `route` are read from `req` only when a tracer asks for them. Express gives each request object a
  * hidden class of its own (it changes the object's prototype, and V8 then makes a new hidden class for every
  * property added to it), so every property read from `req` misses V8's inline caches, at thousands of
@@ -89,8 +90,8 @@ export function readNodeBody(
   maxBytes: number,
   deadlineMs: number,
 ): Promise<NodeBody | undefined> {
-  const length = req.headers['content-length'];
-  const declared = length === undefined ? undefined : Number(length);
+  const contentLength = req.headers['content-length'];
+  const declared = contentLength === undefined ? undefined : Number(contentLength);
   if (declared !== undefined && declared > maxBytes) return Promise.resolve(BODY_TOO_LARGE);
   // Node's parser goes on to the body right after the request event: one microtask later, a body that came
   // with its headers is all in the stream's buffer, and is taken whole with no timer, listener or stream event.

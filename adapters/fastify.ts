@@ -88,7 +88,22 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
       if (error.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
       return send(reply, await receive(request));
     });
-    scope.all(path, async (request, reply) => send(reply, await receive(request)));
+    // Fastify's callback style: the handler returns nothing and sends once the outcome is in. An async handler
+    // would resolve with the reply, which Fastify then awaits as a thenable: turns of the microtask queue on
+    // every request. A failure is Fastify's to answer, as it would be for an async handler.
+    const answer = (reply: FastifyReply, outcome: Outcome) => {
+      try {
+        send(reply, outcome);
+      } catch (error) {
+        reply.send(error);
+      }
+    };
+    scope.all(path, (request, reply) => {
+      receive(request).then(
+        (outcome) => answer(reply, outcome),
+        (error: unknown) => reply.send(error),
+      );
+    });
   });
 }
 

@@ -59,12 +59,12 @@ export async function runInInbox(
   claims: Claims<unknown>,
   key: string,
   context: ErrorContext,
-  handle: (tx: unknown) => Promise<void>,
+  handle: (tx: unknown) => Promise<void> | undefined,
   run: InboxRun,
 ): Promise<void> {
   let handlerError: unknown;
   const capture = (tx: unknown) =>
-    handle(tx).catch((error: unknown) => {
+    handle(tx)?.catch((error: unknown) => {
       handlerError = error;
       throw error;
     });

@@ -33,7 +33,7 @@ export interface ClaimsOptions<Tx> {
 export function claim<Tx>(
   keyed: Keyed,
   claims: Claims<Tx>,
-  handle: (tx: Tx) => Promise<void>,
+  handle: (tx: Tx) => Promise<void> | undefined,
 ): Claimed<Tx> | Stop | Promise<Claimed<Tx> | Stop> {
   const attempt = claims.take(keyed.key, handle, keyed.context);
   if (attempt instanceof Promise) return attempt.then((taken) => claimed(keyed, taken));
@@ -83,7 +83,7 @@ export class Claims<Tx> {
    */
   take(
     key: string,
-    handle: (tx: Tx) => Promise<void>,
+    handle: (tx: Tx) => Promise<void> | undefined,
     context: ErrorContext,
   ): ClaimAttempt<Tx> | Promise<ClaimAttempt<Tx>> {
     if (this.immediate) {
@@ -102,7 +102,7 @@ export class Claims<Tx> {
   #attempt(
     result: ClaimResult,
     key: string,
-    handle: (tx: Tx) => Promise<void>,
+    handle: (tx: Tx) => Promise<void> | undefined,
     context: ErrorContext,
   ): ClaimAttempt<Tx> {
     if (result.status !== 'claimed') return result;
@@ -123,23 +123,25 @@ export class Claim<Tx> implements Job<Settlement> {
     readonly claims: Claims<Tx>,
     readonly key: string,
     readonly token: string,
-    readonly handle: (tx: Tx) => Promise<void>,
+    readonly handle: (tx: Tx) => Promise<void> | undefined,
     readonly context: ErrorContext,
   ) {
     this.#settle = new Settle(claims, this);
   }
 
-  run(): Promise<Settlement> {
+  /** Settles at once, with no promise, when the handlers ran synchronously and the store answers at once. */
+  run(): Settlement | Promise<Settlement> {
     this.#settle.running();
     const settle = (ran: Ran) => this.#settle.ran(ran);
     const { store } = this.claims;
     if (store.transact) return this.#dispatchInTransaction(store.transact.bind(store)).then(settle);
-    let handled: Promise<void>;
+    let handled: Promise<void> | undefined;
     try {
       handled = this.handle(undefined as Tx);
     } catch (error) {
-      handled = Promise.reject(error);
+      return settle(handlerFailed(error));
     }
+    if (handled === undefined) return settle(NOT_COMMITTED);
     // One step from the handlers' end to the settlement: each further step is a turn of the microtask queue.
     return handled.then(
       () => settle(NOT_COMMITTED),

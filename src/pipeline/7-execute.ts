@@ -7,9 +7,6 @@ import type { Settlement } from './8-settle.js';
 import type { Report } from './report.js';
 import { ACCEPTED, type Stop } from './stop.js';
 
-/** What a request gets back for work that close() gave up on before it finished. */
-export const CUT_OFF: unique symbol = Symbol('cut off');
-
 export interface ExecutorOptions {
   /** Work running at once. */
   concurrency: number;
@@ -19,16 +16,19 @@ export interface ExecutorOptions {
 
 /**
  * A piece of work the executor holds: `run` is called when a slot frees up (never after a cut-off), `abandon`
- * when close() gives up on it, queued or running. Exactly one of the two decides the answer.
+ * when close() gives up on it, queued or running. Exactly one of the two decides the answer. A run that
+ * finished at once returns its result itself, with no promise.
  */
 export interface Job<T> {
-  run(): Promise<T>;
+  run(): T | Promise<T>;
   abandon(): Promise<unknown>;
 }
 
-interface Entry<T> {
+interface Entry<T, C> {
   readonly job: Job<T>;
-  answer: (result: T | typeof CUT_OFF | PromiseLike<T>) => void;
+  answer: (result: T | C | PromiseLike<T>) => void;
+  /** What the request gets when close() gives up on the job. */
+  readonly cutOff: C;
   /** Whether its answer was given: by its run finishing, or by a cut-off. */
   settled: boolean;
   /** Where the executor holds it until it is answered. */
@@ -49,7 +49,7 @@ export class Executor {
   #draining = false;
   #cutOff = false;
   #reservationsDone: (() => void) | undefined;
-  readonly #entries = new Slots<Entry<unknown>>();
+  readonly #entries = new Slots<Entry<unknown, unknown>>();
 
   constructor(options: ExecutorOptions) {
     this.#queue = new PQueue({ concurrency: options.concurrency });
@@ -79,28 +79,33 @@ export class Executor {
   }
 
   /**
-   * Submits a job in the place reserve() took. Resolves with its run's result, or CUT_OFF once drain() gave up
+   * Submits a job in the place reserve() took. Resolves with its run's result, or `cutOff` once drain() gave up
    * on it; after a cut-off a job is abandoned at once and never runs. Rejects only when the run rejected.
+   * The caller names its own cut-off answer, so that nothing stands between the run and the request.
    */
-  submit<T>(job: Job<T>): Promise<T | typeof CUT_OFF> {
+  submit<T, C>(job: Job<T>, cutOff: C): Promise<T | C> {
     const answered = this.#cutOff
-      ? job.abandon().then((): typeof CUT_OFF => CUT_OFF)
-      : new Promise<T | typeof CUT_OFF>((answer) => {
-          const entry: Entry<T> = { job, answer, settled: false, slot: 0 };
-          entry.slot = this.#entries.add(entry as Entry<unknown>);
+      ? job.abandon().then((): C => cutOff)
+      : new Promise<T | C>((answer) => {
+          const entry: Entry<T, C> = { job, answer, cutOff, settled: false, slot: 0 };
+          entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
           // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
-          this.#queue.add(() => this.#run(entry));
+          this.#queue.add((): unknown => this.#run(entry));
         });
     this.unreserve();
     return answered;
   }
 
-  #run<T>(entry: Entry<T>): Promise<void> {
-    let running: Promise<T>;
+  #run<T, C>(entry: Entry<T, C>): Promise<void> | undefined {
+    let running: T | Promise<T>;
     try {
       running = entry.job.run();
     } catch (error) {
       running = Promise.reject(error);
+    }
+    if (!(running instanceof Promise)) {
+      this.#answer(entry, running);
+      return undefined;
     }
     return running.then(
       (result) => this.#answer(entry, result),
@@ -109,15 +114,15 @@ export class Executor {
     );
   }
 
-  #answer<T>(entry: Entry<T>, result: T | PromiseLike<T>): void {
+  #answer<T, C>(entry: Entry<T, C>, result: T | PromiseLike<T>): void {
     if (!entry.settled) entry.answer(result);
     entry.settled = true;
-    this.#entries.remove(entry.slot, entry as Entry<unknown>);
+    this.#entries.remove(entry.slot, entry as Entry<unknown, unknown>);
   }
 
   /**
    * Resolves once every reserved place was submitted or given up and the queue is idle. With `timeoutMs`, gives
-   * up after it: queued work never starts, every job not finished is abandoned (its answer is CUT_OFF), and it
+   * up after it: queued work never starts, every job not finished is abandoned (its answer is its cut-off), and it
    * resolves once each abandoned job handed back what it held. New reservations are refused from the start.
    */
   async drain(timeoutMs: number | undefined): Promise<void> {
@@ -129,7 +134,7 @@ export class Executor {
     const handedBack: Promise<unknown>[] = [];
     for (const entry of this.#entries.items()) {
       entry.settled = true;
-      entry.answer(CUT_OFF);
+      entry.answer(entry.cutOff);
       this.#entries.remove(entry.slot, entry);
       handedBack.push(entry.job.abandon());
     }
@@ -168,22 +173,20 @@ export interface Runnable {
  * settlement, or with `ack: 'async'` is answered 202 while the event runs on.
  */
 export function execute(claimed: Runnable, options: ExecuteOptions): Promise<Settlement | Stop> {
-  const work = options.executor.submit(claimed.claim);
+  const work = options.executor.submit(claimed.claim, SHUT_DOWN);
   if (options.ack === 'async') {
     const waitUntil = claimed.request.waitUntil ?? options.waitUntil;
     return keepAlive(waitUntil, work, claimed.context, options.report).then(() => ACCEPTED);
   }
   const { handlerTimeoutMs } = options;
-  return (handlerTimeoutMs === undefined ? work : withTimeout(work, handlerTimeoutMs)).then(ending);
+  return handlerTimeoutMs === undefined ? work : withTimeout(work, handlerTimeoutMs).then(timedOut);
 }
 
 const HANDLER_TIMEOUT: Stop = { stop: 'handler_timeout' };
 const SHUT_DOWN: Stop = { stop: 'shutting_down' };
 
-function ending(settled: Settlement | typeof CUT_OFF | typeof TIMED_OUT): Settlement | Stop {
-  if (settled === TIMED_OUT) return HANDLER_TIMEOUT;
-  if (settled === CUT_OFF) return SHUT_DOWN;
-  return settled;
+function timedOut(settled: Settlement | Stop | typeof TIMED_OUT): Settlement | Stop {
+  return settled === TIMED_OUT ? HANDLER_TIMEOUT : settled;
 }
 
 /** Hands async work to the platform (waitUntil); the event is already queued, so a throwing hook only gets reported. */

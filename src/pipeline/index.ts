@@ -100,7 +100,7 @@ function run<Tx>(
   // A place in the executor before claiming: a retry of an event turned away here finds it unclaimed.
   if (!parts.executor.reserve()) return parts.admission.closing ? SHUTTING_DOWN : OVERLOADED;
   const { event, handlerContext } = keyed;
-  const dispatch = (tx: Tx) => parts.registry.dispatch(event, withTransaction(handlerContext, tx));
+  const dispatch = (tx: Tx) => parts.registry.dispatchNow(event, withTransaction(handlerContext, tx));
   const claiming = span?.child('claim');
   const claimed = claim(keyed, parts.claims, span ? traceHandlers(span, dispatch) : dispatch);
   if (claimed instanceof Promise) return claimed.then((taken) => executeClaimed(taken, parts, claiming));

@@ -22,15 +22,19 @@ export function endStage(span: TraceSpan, ended: object, failing?: (stop: Stop) 
  */
 export function traceHandlers<A>(
   parent: TraceSpan,
-  dispatch: (arg: A) => Promise<void>,
-): (arg: A) => Promise<void> {
+  dispatch: (arg: A) => Promise<void> | undefined,
+): (arg: A) => Promise<void> | undefined {
   return (arg) => {
     const span = parent.child('handler');
-    let handled: Promise<void>;
+    let handled: Promise<void> | undefined;
     try {
       handled = span.inContext(() => dispatch(arg));
     } catch (error) {
       handled = Promise.reject(error);
+    }
+    if (handled === undefined) {
+      span.end();
+      return undefined;
     }
     return handled.then(
       () => span.end(),

@@ -49,11 +49,12 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
   const send = (reply: FastifyReply, outcome: Outcome): FastifyReply => {
     if (closing && reply.request.raw.httpVersionMajor < 2) reply.header('connection', 'close');
     reply.code(outcome.status);
-    // type() sets content-type as given, where header() would lowercase each name anew.
+    // type() sets content-type as given, where header() would lowercase each name anew. Fastify sizes every
+    // payload itself (again after an onSend hook changed it), so the outcome's content-length is left to it.
     for (const name in outcome.headers) {
       const value = outcome.headers[name] as string;
       if (name === 'content-type') reply.type(fastifyType(value));
-      else reply.header(name, value);
+      else if (name !== 'content-length') reply.header(name, value);
     }
     return reply.send(outcome.body);
   };
@@ -91,6 +92,8 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
     // Fastify's callback style: the handler returns nothing and sends once the outcome is in. An async handler
     // would resolve with the reply, which Fastify then awaits as a thenable: turns of the microtask queue on
     // every request. A failure is Fastify's to answer, as it would be for an async handler.
+    // The walk starts a microtask after the handler, as in receiveNodeRequest: the body that came with the
+    // headers is then all in the stream's buffer, and is read with no promise.
     const answer = (reply: FastifyReply, outcome: Outcome) => {
       try {
         send(reply, outcome);
@@ -98,11 +101,14 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
         reply.send(error);
       }
     };
-    scope.all(path, (request, reply) => {
+    const respond = (request: FastifyRequest, reply: FastifyReply) => {
       receive(request).then(
         (outcome) => answer(reply, outcome),
         (error: unknown) => reply.send(error),
       );
+    };
+    scope.all(path, (request, reply) => {
+      queueMicrotask(() => respond(request, reply));
     });
   });
 }

@@ -32,8 +32,14 @@ export async function receiveNodeRequest<R extends IncomingMessage>(
   body: NodeBodySource = { readBody: nodeBodyReader(req) },
   names: NodeRequestNames<R> = NODE_NAMES,
 ): Promise<void> {
+  // Within the request event the body that came with the headers has not reached the stream yet; a microtask
+  // later Node's parser has put it all in the stream's buffer, and the body reader hands it over at once: one
+  // turn of the microtask queue, where starting now would cost three promises to wait for it.
+  await PAST_THE_REQUEST_EVENT;
   writeNodeOutcome(res, await receiver.receive(new NodeRequest(req, body, names)));
 }
+
+const PAST_THE_REQUEST_EVENT = Promise.resolve();
 
 /**
  * The neutral request over a Node request: one class, so the core sees one shape from the node:http, Express
@@ -83,18 +89,22 @@ type NodeBody = Uint8Array | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | typeo
  * buffered whole. A Content-Length over the limit is refused before a byte is read. A body not complete
  * within `deadlineMs` resolves BODY_TIMEOUT (the rest is not read; the answer closes the connection).
  * A stream something else already read to its end resolves to undefined at once (never waits for an `end`
- * that was already emitted): the core answers body_already_parsed.
+ * that was already emitted): the core answers body_already_parsed. A body already all in the stream's buffer
+ * is returned as it is, with no promise.
  */
 export function readNodeBody(
   req: IncomingMessage,
   maxBytes: number,
   deadlineMs: number,
-): Promise<NodeBody | undefined> {
+): NodeBody | Promise<NodeBody | undefined> {
   const contentLength = req.headers['content-length'];
   const declared = contentLength === undefined ? undefined : Number(contentLength);
-  if (declared !== undefined && declared > maxBytes) return Promise.resolve(BODY_TOO_LARGE);
+  if (declared !== undefined && declared > maxBytes) return BODY_TOO_LARGE;
+  // A body all in the stream's buffer is taken whole, with no promise, timer, listener or stream event.
+  const buffered = bufferedBody(req, declared);
+  if (buffered) return buffered;
   // Node's parser goes on to the body right after the request event: one microtask later, a body that came
-  // with its headers is all in the stream's buffer, and is taken whole with no timer, listener or stream event.
+  // with its headers is all in the buffer.
   return Promise.resolve(declared).then(
     (length) => bufferedBody(req, length) ?? unbufferedBody(req, maxBytes, deadlineMs, length),
   );

@@ -23,17 +23,22 @@ export const BODY_TIMEOUT: unique symbol = Symbol.for('messaging-webhooks.body-t
  */
 export const BODY_LENGTH_MISMATCH: unique symbol = Symbol.for('messaging-webhooks.body-length-mismatch');
 
+/** What a body reader gives: the bytes, or why there are none. */
+export type BodyRead =
+  | Uint8Array
+  | string
+  | typeof BODY_TOO_LARGE
+  | typeof BODY_TIMEOUT
+  | typeof BODY_LENGTH_MISMATCH
+  | unknown;
+
 /**
  * Reads the body as it streams in, stops past `maxBytes`, and gives up (BODY_TIMEOUT) when the body is not
  * complete within `deadlineMs`. Called by the core only after the cheap checks (method, content type)
- * passed, so a rejected request's body is never buffered. Rejects when the client went away mid-body.
+ * passed, so a rejected request's body is never buffered. Rejects when the client went away mid-body. A body
+ * already complete in hand may be returned as it is: the core then takes it without a promise.
  */
-export type BodyReader = (
-  maxBytes: number,
-  deadlineMs: number,
-) => Promise<
-  Uint8Array | string | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | typeof BODY_LENGTH_MISMATCH | unknown
->;
+export type BodyReader = (maxBytes: number, deadlineMs: number) => BodyRead | Promise<BodyRead>;
 
 /** The neutral shape every adapter turns its framework's request into: `rawBody` or `readBody`, not both. */
 export interface ReceiveRequest {

@@ -20,8 +20,12 @@ export function readBody(
 ): Read | Stop | Promise<Read | Stop> {
   const { request } = received;
   if (!request.readBody) return acceptBody(received, request.rawBody, maxBytes);
-  return request.readBody(maxBytes, deadlineMs).then(
-    (body) => acceptBody(received, body, maxBytes),
+  const body = request.readBody(maxBytes, deadlineMs);
+  if (typeof (body as PromiseLike<unknown> | undefined)?.then !== 'function') {
+    return acceptBody(received, body, maxBytes);
+  }
+  return Promise.resolve(body as PromiseLike<unknown>).then(
+    (read) => acceptBody(received, read, maxBytes),
     (): Stop => ({ stop: 'request_aborted' }),
   );
 }

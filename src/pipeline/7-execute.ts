@@ -26,7 +26,10 @@ export interface Job<T> {
 
 interface Entry<T, C> {
   readonly job: Job<T>;
-  answer: (result: T | C | PromiseLike<T>) => void;
+  /** How the request is answered once it waits: a job that finished within submit() needs none. */
+  answer: ((result: T | C | PromiseLike<T>) => void) | undefined;
+  /** The result of a job that finished within submit(). */
+  result: T | undefined;
   /** What the request gets when close() gives up on the job. */
   readonly cutOff: C;
   /** Whether its answer was given: by its run finishing, or by a cut-off. */
@@ -82,18 +85,22 @@ export class Executor {
    * Submits a job in the place reserve() took. Resolves with its run's result, or `cutOff` once drain() gave up
    * on it; after a cut-off a job is abandoned at once and never runs. Rejects only when the run rejected.
    * The caller names its own cut-off answer, so that nothing stands between the run and the request.
+   * p-queue starts a job within add() when a slot is free: a run that finished by then is returned as it is.
    */
-  submit<T, C>(job: Job<T>, cutOff: C): Promise<T | C> {
-    const answered = this.#cutOff
-      ? job.abandon().then((): C => cutOff)
-      : new Promise<T | C>((answer) => {
-          const entry: Entry<T, C> = { job, answer, cutOff, settled: false, slot: 0 };
-          entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
-          // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
-          this.#queue.add((): unknown => this.#run(entry));
-        });
+  submit<T, C>(job: Job<T>, cutOff: C): T | Promise<T | C> {
+    if (this.#cutOff) {
+      this.unreserve();
+      return job.abandon().then((): C => cutOff);
+    }
+    const entry: Entry<T, C> = { job, answer: undefined, result: undefined, cutOff, settled: false, slot: 0 };
+    entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
+    // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
+    this.#queue.add((): unknown => this.#run(entry));
     this.unreserve();
-    return answered;
+    if (entry.settled) return entry.result as T;
+    return new Promise<T | C>((answer) => {
+      entry.answer = answer;
+    });
   }
 
   #run<T, C>(entry: Entry<T, C>): Promise<void> | undefined {
@@ -104,6 +111,7 @@ export class Executor {
       running = Promise.reject(error);
     }
     if (!(running instanceof Promise)) {
+      entry.result = running;
       this.#answer(entry, running);
       return undefined;
     }
@@ -115,7 +123,7 @@ export class Executor {
   }
 
   #answer<T, C>(entry: Entry<T, C>, result: T | PromiseLike<T>): void {
-    if (!entry.settled) entry.answer(result);
+    if (!entry.settled) entry.answer?.(result);
     entry.settled = true;
     this.#entries.remove(entry.slot, entry as Entry<unknown, unknown>);
   }
@@ -134,7 +142,7 @@ export class Executor {
     const handedBack: Promise<unknown>[] = [];
     for (const entry of this.#entries.items()) {
       entry.settled = true;
-      entry.answer(entry.cutOff);
+      entry.answer?.(entry.cutOff);
       this.#entries.remove(entry.slot, entry);
       handedBack.push(entry.job.abandon());
     }
@@ -172,14 +180,19 @@ export interface Runnable {
  * The execute stage: the claim runs in the executor place reserved before claiming. The request waits for its
  * settlement, or with `ack: 'async'` is answered 202 while the event runs on.
  */
-export function execute(claimed: Runnable, options: ExecuteOptions): Promise<Settlement | Stop> {
+export function execute(
+  claimed: Runnable,
+  options: ExecuteOptions,
+): Settlement | Stop | Promise<Settlement | Stop> {
   const work = options.executor.submit(claimed.claim, SHUT_DOWN);
   if (options.ack === 'async') {
     const waitUntil = claimed.request.waitUntil ?? options.waitUntil;
-    return keepAlive(waitUntil, work, claimed.context, options.report).then(() => ACCEPTED);
+    return keepAlive(waitUntil, Promise.resolve(work), claimed.context, options.report).then(() => ACCEPTED);
   }
   const { handlerTimeoutMs } = options;
-  return handlerTimeoutMs === undefined ? work : withTimeout(work, handlerTimeoutMs).then(timedOut);
+  // A run that finished within submit() is past any deadline's reach.
+  if (!(work instanceof Promise) || handlerTimeoutMs === undefined) return work;
+  return withTimeout(work, handlerTimeoutMs).then(timedOut);
 }
 
 const HANDLER_TIMEOUT: Stop = { stop: 'handler_timeout' };

@@ -96,7 +96,7 @@ function run<Tx>(
   keyed: Keyed,
   parts: PipelineParts<Tx>,
   span?: TraceSpan,
-): Stop | Promise<Stop | Settlement> {
+): Stop | Settlement | Promise<Stop | Settlement> {
   // A place in the executor before claiming: a retry of an event turned away here finds it unclaimed.
   if (!parts.executor.reserve()) return parts.admission.closing ? SHUTTING_DOWN : OVERLOADED;
   const { event, handlerContext } = keyed;
@@ -114,7 +114,7 @@ function executeClaimed<Tx>(
   claimed: Claimed<Tx> | Stop,
   parts: PipelineParts<Tx>,
   claiming: TraceSpan | undefined,
-): Stop | Promise<Stop | Settlement> {
+): Stop | Settlement | Promise<Stop | Settlement> {
   if (claiming) endStage(claiming, claimed, storeFailed);
   if ('stop' in claimed) {
     parts.executor.unreserve();

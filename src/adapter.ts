@@ -8,6 +8,7 @@ export {
   BODY_LENGTH_MISMATCH,
   BODY_TIMEOUT,
   BODY_TOO_LARGE,
+  type BodyRead,
   type BodyReader,
   getHeader,
   type HeaderSource,

@@ -89,8 +89,8 @@ export function createPipeline<Tx>(
 
 /**
  * 6 claim → 7 execute → 8 settle, in this process. Not an async function, like the stages: a request costs a
- * promise only where something waits (the store, the executor), since each one costs a turn of the microtask
- * queue on every request.
+ * promise only where something waits (a store that answers later, a handler that returns a promise, a place
+ * in the executor's queue), since each one costs a turn of the microtask queue on every request.
  */
 function run<Tx>(
   keyed: Keyed,

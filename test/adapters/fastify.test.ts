@@ -103,6 +103,31 @@ describe('fastify plugin', () => {
     expect(await response.json()).toEqual({ app: 'handled' });
   });
 
+  // The route is a callback-style handler; what an async one got from Fastify (a failure answered through the
+  // error handlers) must still hold, for a receiver some wrapper made fail.
+  it("hands a failing receiver's error to the app's error handler, and answers the next request", async () => {
+    const { receiver } = createConformanceReceiver();
+    let fail = true;
+    const wrapped: typeof receiver = Object.create(receiver);
+    wrapped.receive = (request) =>
+      fail ? Promise.reject(new Error('wrapper broke')) : receiver.receive(request);
+    const app = track(Fastify());
+    app.setErrorHandler(async (error, _request, reply) =>
+      reply.code(418).send({ app: (error as Error).message }),
+    );
+    await app.register(webhooks, { receiver: wrapped, path: '/webhooks' });
+    const base = await listen(app);
+    const post = () => {
+      const signed = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
+      return fetch(`${base}/webhooks`, { method: 'POST', headers: signed.headers, body: signed.body });
+    };
+    const failed = await post();
+    expect(failed.status).toBe(418);
+    expect(await failed.json()).toEqual({ app: 'wrapper broke' });
+    fail = false;
+    expect((await post()).status).toBe(200);
+  });
+
   it('hands a Content-Type that Fastify itself refuses to the receiver, which answers 415', async () => {
     const { receiver } = createConformanceReceiver();
     const app = track(Fastify());

@@ -34,8 +34,9 @@ export async function receiveNodeRequest<R extends IncomingMessage>(
 ): Promise<void> {
   // Within the request event the body that came with the headers has not reached the stream yet; a microtask
   // later Node's parser has put it all in the stream's buffer, and the body reader hands it over at once: one
-  // turn of the microtask queue, where starting now would cost three promises to wait for it.
-  await PAST_THE_REQUEST_EVENT;
+  // turn of the microtask queue, where starting now would cost three promises to wait for it. A body a parser
+  // already read needs no wait.
+  if (body.readBody) await PAST_THE_REQUEST_EVENT;
   writeNodeOutcome(res, await receiver.receive(new NodeRequest(req, body, names)));
 }
 

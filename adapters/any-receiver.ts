@@ -1,6 +1,7 @@
 import type { Outcome } from '../src/adapter.js';
 import { nextRequestId } from '../src/base/bytes.js';
 import { rejectedOutcome } from '../src/contract/outcome.js';
+import { receiveNow, receiveOf } from '../src/contract/receive-now.js';
 import { type Receiver, WebhookConfigError } from '../src/index.js';
 
 /** What every adapter mounts: a receiver of any catalogue and store (adapters only move bytes). */
@@ -25,16 +26,16 @@ export function receiverAtFirstRequest(source: ReceiverSource): RequestReceiver 
   if (typeof source !== 'function') return source;
   let receiver: AnyReceiver | undefined;
   return {
-    receive(request) {
+    receive: receiveOf((request) => {
       if (receiver === undefined) {
         try {
           receiver = source();
         } catch (error) {
-          return Promise.resolve(misconfigured(error));
+          return misconfigured(error);
         }
       }
-      return receiver.receive(request);
-    },
+      return receiveNow(receiver, request);
+    }),
   };
 }
 

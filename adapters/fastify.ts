@@ -7,6 +7,7 @@ import type {
 } from 'fastify';
 import fp from 'fastify-plugin';
 import type { Outcome } from '../src/adapter.js';
+import { receiveNow } from '../src/contract/receive-now.js';
 import { WebhookConfigError } from '../src/index.js';
 import type { AnyReceiver } from './any-receiver.js';
 import { nodeBodyReader } from './node-io.js';
@@ -76,7 +77,7 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
       route = options.url;
     });
     const receive = (request: FastifyRequest) =>
-      receiver.receive({
+      receiveNow(receiver, {
         method: request.method,
         headers: request.headers,
         url: request.url,
@@ -89,28 +90,47 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
       if (error.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
       return send(reply, await receive(request));
     });
-    // Fastify's callback style: the handler returns nothing and sends once the outcome is in. An async handler
-    // would resolve with the reply, which Fastify then awaits as a thenable: turns of the microtask queue on
-    // every request. A failure is Fastify's to answer, as it would be for an async handler.
-    // The walk starts a microtask after the handler, as in receiveNodeRequest: the body that came with the
-    // headers is then all in the stream's buffer, and is read with no promise.
-    const answer = (reply: FastifyReply, outcome: Outcome) => {
-      try {
-        send(reply, outcome);
-      } catch (error) {
-        reply.send(error);
-      }
-    };
-    const respond = (request: FastifyRequest, reply: FastifyReply) => {
-      receive(request).then(
-        (outcome) => answer(reply, outcome),
+    scope.all(path, routeHandler(receive, send));
+  });
+}
+
+/**
+ * Fastify's callback style: the handler returns nothing and sends once the outcome is in, at once when nothing
+ * waited on the way. An async handler would resolve with the reply, which Fastify then awaits as a thenable:
+ * turns of the microtask queue on every request. A failure is Fastify's to answer, as it would be for an async
+ * handler.
+ * The walk starts a microtask after the handler, as in receiveNodeRequest: the body that came with the headers
+ * is then all in the stream's buffer, and is read with no promise.
+ */
+function routeHandler(
+  receive: (request: FastifyRequest) => Outcome | Promise<Outcome>,
+  send: (reply: FastifyReply, outcome: Outcome) => FastifyReply,
+): (request: FastifyRequest, reply: FastifyReply) => void {
+  const answer = (reply: FastifyReply, outcome: Outcome) => {
+    try {
+      send(reply, outcome);
+    } catch (error) {
+      reply.send(error);
+    }
+  };
+  const respond = (request: FastifyRequest, reply: FastifyReply) => {
+    let outcome: Outcome | Promise<Outcome>;
+    try {
+      outcome = receive(request);
+    } catch (error) {
+      reply.send(error);
+      return;
+    }
+    if (!(outcome instanceof Promise)) answer(reply, outcome);
+    else
+      outcome.then(
+        (told) => answer(reply, told),
         (error: unknown) => reply.send(error),
       );
-    };
-    scope.all(path, (request, reply) => {
-      queueMicrotask(() => respond(request, reply));
-    });
-  });
+  };
+  return (request, reply) => {
+    queueMicrotask(() => respond(request, reply));
+  };
 }
 
 function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): FastifyWebhooksOptions {

@@ -7,6 +7,7 @@ import {
   type Outcome,
   type ReceiveRequest,
 } from '../src/adapter.js';
+import { receiveNow } from '../src/contract/receive-now.js';
 import type { RequestReceiver } from './any-receiver.js';
 
 /** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */
@@ -37,7 +38,8 @@ export async function receiveNodeRequest<R extends IncomingMessage>(
   // turn of the microtask queue, where starting now would cost three promises to wait for it. A body a parser
   // already read needs no wait.
   if (body.readBody) await PAST_THE_REQUEST_EVENT;
-  writeNodeOutcome(res, await receiver.receive(new NodeRequest(req, body, names)));
+  const outcome = receiveNow(receiver, new NodeRequest(req, body, names));
+  writeNodeOutcome(res, outcome instanceof Promise ? await outcome : outcome);
 }
 
 const PAST_THE_REQUEST_EVENT = Promise.resolve();

@@ -49,42 +49,91 @@ const OVERLOADED: Stop = { stop: 'overloaded' };
  * The receiver's pipeline, one request's walk: 1 check the request → 2 read the body → 3 verify → 4 parse →
  * 5 key → 6 claim (or hand off to a job engine) → 7 execute → 8 settle → 9 answer. Each stage takes the step
  * before and returns the next or a reason to stop; only stages with real waiting (a streamed body, async
- * crypto, the store, the handlers) cost a promise. With `span` (the receiver's `tracing` option) the stages
- * that wait get spans of their own under it.
+ * crypto, the store, the handlers) cost a promise, and a walk in which nothing waited returns its answer as it
+ * is. With `span` (the receiver's `tracing` option) the stages that wait get spans of their own under it.
  */
 export function createPipeline<Tx>(
   parts: PipelineParts<Tx>,
-): (received: Received, span?: TraceSpan) => Promise<Walked> {
+): (received: Received, span?: TraceSpan) => Walked | Promise<Walked> {
   const { admission } = parts;
-  return async function walk(received, span) {
+  return function walk(received, span) {
     if (admission.closing) return stopped(received, SHUTTING_DOWN, parts);
     const checked = checkRequest(received);
     if ('stop' in checked) return stopped(received, checked, parts);
-    let read = readBody(received, parts.maxBodyBytes, parts.bodyTimeoutMs);
-    if (read instanceof Promise) read = await read;
-    if ('stop' in read) return stopped(received, read, parts);
-    const verifying = span?.child('verify');
-    let verified = verify(read, parts.signature, Math.floor(parts.now() / 1000));
-    if (verified instanceof Promise) verified = await verified;
-    if (verifying) endStage(verifying, verified);
-    if ('stop' in verified) return stopped(read, verified, parts);
-    // Admitted only now: close() waits for verified work, never for a body still uploading.
-    if (admission.closing) return stopped(verified, SHUTTING_DOWN, parts);
-    admission.enter();
-    try {
-      const parsed = parse(verified, parts.parseEvent);
-      if ('stop' in parsed) return answered(verified, parsed, parts);
-      let keyed = dedupeKey(parsed, parts.signedContent);
-      if (keyed instanceof Promise) keyed = await keyed;
-      let ending: Stop | Settlement | Promise<Stop | Settlement> = parts.queue
-        ? handOff(keyed, parts.queue, parts.report, span)
-        : run(keyed, parts, span);
-      if (ending instanceof Promise) ending = await ending;
-      return answered(keyed, ending, parts);
-    } finally {
-      admission.leave();
-    }
+    const read = readBody(received, parts.maxBodyBytes, parts.bodyTimeoutMs);
+    if (read instanceof Promise) return read.then((body) => verifyRead(received, body, parts, span));
+    return verifyRead(received, read, parts, span);
   };
+}
+
+/** 3 verify, then the stages of a verified request, which close() waits for. */
+function verifyRead<Tx>(
+  received: Received,
+  read: Read | Stop,
+  parts: PipelineParts<Tx>,
+  span: TraceSpan | undefined,
+): Walked | Promise<Walked> {
+  if ('stop' in read) return stopped(received, read, parts);
+  const verifying = span?.child('verify');
+  const verified = verify(read, parts.signature, Math.floor(parts.now() / 1000));
+  if (verified instanceof Promise) return verified.then((step) => admit(read, step, parts, span, verifying));
+  return admit(read, verified, parts, span, verifying);
+}
+
+/** Admits a verified request: close() waits for it until its answer, whether it comes at once or later. */
+function admit<Tx>(
+  read: Read,
+  verified: Verified | Stop,
+  parts: PipelineParts<Tx>,
+  span: TraceSpan | undefined,
+  verifying: TraceSpan | undefined,
+): Walked | Promise<Walked> {
+  if (verifying) endStage(verifying, verified);
+  if ('stop' in verified) return stopped(read, verified, parts);
+  const { admission } = parts;
+  // Admitted only now: close() waits for verified work, never for a body still uploading.
+  if (admission.closing) return stopped(verified, SHUTTING_DOWN, parts);
+  admission.enter();
+  let walked: Walked | Promise<Walked>;
+  try {
+    walked = processVerified(verified, parts, span);
+  } catch (error) {
+    admission.leave();
+    throw error;
+  }
+  if (!(walked instanceof Promise)) {
+    admission.leave();
+    return walked;
+  }
+  return walked.then(
+    (done) => {
+      admission.leave();
+      return done;
+    },
+    (error: unknown) => {
+      admission.leave();
+      throw error;
+    },
+  );
+}
+
+/** 4 parse → 5 key → 6 claim or hand off → … → 9 answer. */
+function processVerified<Tx>(
+  verified: Verified,
+  parts: PipelineParts<Tx>,
+  span: TraceSpan | undefined,
+): Walked | Promise<Walked> {
+  const parsed = parse(verified, parts.parseEvent);
+  if ('stop' in parsed) return answered(verified, parsed, parts);
+  const keyed = dedupeKey(parsed, parts.signedContent);
+  if (keyed instanceof Promise) return keyed.then((step) => processKeyed(step, parts, span));
+  return processKeyed(keyed, parts, span);
+}
+
+function processKeyed<Tx>(keyed: Keyed, parts: PipelineParts<Tx>, span: TraceSpan | undefined) {
+  const ending = parts.queue ? handOff(keyed, parts.queue, parts.report, span) : run(keyed, parts, span);
+  if (ending instanceof Promise) return ending.then((end) => answered(keyed, end, parts));
+  return answered(keyed, ending, parts);
 }
 
 /**
@@ -134,6 +183,8 @@ function answered<Tx>(
   return { reached, outcome: tag(reached, outcome) };
 }
 
-async function stopped<Tx>(reached: Reached, stop: Stop, parts: PipelineParts<Tx>): Promise<Walked> {
-  return { reached, outcome: await answer(reached, stop, parts) };
+function stopped<Tx>(reached: Reached, stop: Stop, parts: PipelineParts<Tx>): Walked | Promise<Walked> {
+  const outcome = answer(reached, stop, parts);
+  if (outcome instanceof Promise) return outcome.then((told) => ({ reached, outcome: told }));
+  return { reached, outcome };
 }

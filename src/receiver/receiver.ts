@@ -1,6 +1,7 @@
 import { nextRequestId } from '../base/bytes.js';
 import { WebhookHandlerError } from '../base/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
+import { type ReceiveNow, receiveOf } from '../contract/receive-now.js';
 import type { ReceiveRequest } from '../contract/request.js';
 import type { TraceSpan, Tracing } from '../contract/tracing.js';
 import type { CatalogueEvent } from '../events/catalogue.js';
@@ -18,7 +19,7 @@ import type { Signature } from '../pipeline/3-verify.js';
 import { Claims } from '../pipeline/6-claim.js';
 import { Executor } from '../pipeline/7-execute.js';
 import { createAdmission } from '../pipeline/admission.js';
-import { createPipeline, type Reached, type Walked } from '../pipeline/index.js';
+import { createPipeline, type Walked } from '../pipeline/index.js';
 import type { Report } from '../pipeline/report.js';
 import { createVerifier, type Verifier } from '../signature/index.js';
 import { isModeMap } from '../signature/secrets.js';
@@ -139,7 +140,7 @@ export function createReceiver<
       registry.onRejected(handler);
       return receiver;
     },
-    receive: receiving(pipeline, observe, failures, report, tracedOf(opts, modes.modes)),
+    receive: receiveOf(receiving(pipeline, observe, failures, report, tracedOf(opts, modes.modes))),
     dispatch: (event, ctx) => registry.dispatch(event, ctx),
     reportError: (error, ctx) => registry.reportError(error, ctx),
     close(closeOptions = {}) {
@@ -208,44 +209,63 @@ function tracedOf(
   return { tracing: opts.tracing, ack: opts.queue ? 'durable' : opts.ack, modes };
 }
 
-/** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */
+/**
+ * A request's walk through the pipeline, then its log line, metrics and span; never rejects. The outcome comes
+ * as it is when nothing waited on the way.
+ */
 function receiving(
-  pipeline: (received: Received, span?: TraceSpan) => Promise<Walked>,
+  pipeline: (received: Received, span?: TraceSpan) => Walked | Promise<Walked>,
   observe: ReturnType<typeof createRequestObserver>,
   failures: Map<string, string | undefined> | undefined,
   report: Report,
   traced: Traced | undefined,
-): (request: ReceiveRequest) => Promise<Outcome> {
-  return async (request) => {
-    const started = performance.now();
-    const received: Received = { request, requestId: request?.requestId ?? nextRequestId() };
-    const { requestId } = received;
-    failures?.set(requestId, undefined);
-    let outcome: Outcome;
-    let reached: Reached = received;
-    // Without tracing, this one check is all a request pays for it.
-    const span = traced ? startDeliverySpan(traced.tracing, request) : undefined;
-    try {
-      ({ outcome, reached } = await (span
-        ? span.inContext(() => pipeline(received, span))
-        : pipeline(received)));
-    } catch (cause) {
-      // Only a bug can get here (every expected failure is an outcome); still never crash the server.
-      await report('handler_failed', 'Unexpected receiver error.', cause, {
-        requestId,
-        reason: 'handler_failed',
-      });
-      outcome = rejectedOutcome('handler_failed', requestId);
-    }
+): ReceiveNow {
+  // Per request, only its own values are passed on: closures made per request would cost allocations.
+  const finish = (
+    walked: Walked,
+    started: number,
+    span: TraceSpan | undefined,
+  ): Outcome | Promise<Outcome> => {
+    const { outcome } = walked;
     if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
     let failure: string | undefined;
     if (failures) {
-      failure = failures.get(requestId);
-      failures.delete(requestId);
+      failure = failures.get(outcome.requestId);
+      failures.delete(outcome.requestId);
     }
-    const logged = observe(outcome, reached, performance.now() - started, failure);
-    if (logged) await logged;
-    return outcome;
+    const logged = observe(outcome, walked.reached, performance.now() - started, failure);
+    return logged ? logged.then(() => outcome) : outcome;
+  };
+  // Only a bug can fail the walk (every expected failure is an outcome); still never crash the server.
+  const failed = async (cause: unknown, received: Received, started: number, span: TraceSpan | undefined) => {
+    const { requestId } = received;
+    await report('handler_failed', 'Unexpected receiver error.', cause, {
+      requestId,
+      reason: 'handler_failed',
+    });
+    return finish(
+      { reached: received, outcome: rejectedOutcome('handler_failed', requestId) },
+      started,
+      span,
+    );
+  };
+  return (request) => {
+    const started = performance.now();
+    const received: Received = { request, requestId: request?.requestId ?? nextRequestId() };
+    failures?.set(received.requestId, undefined);
+    // Without tracing, this one check is all a request pays for it.
+    const span = traced ? startDeliverySpan(traced.tracing, request) : undefined;
+    let walked: Walked | Promise<Walked>;
+    try {
+      walked = span ? span.inContext(() => pipeline(received, span)) : pipeline(received);
+    } catch (cause) {
+      return failed(cause, received, started, span);
+    }
+    if (!(walked instanceof Promise)) return finish(walked, started, span);
+    return walked.then(
+      (done) => finish(done, started, span),
+      (cause: unknown) => failed(cause, received, started, span),
+    );
   };
 }
 

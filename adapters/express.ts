@@ -1,6 +1,11 @@
 import type { Request, Response } from 'express';
-import type { AnyReceiver } from './any-receiver.js';
-import { type NodeBodySource, type NodeRequestNames, nodeBodyReader, receiveNodeRequest } from './node-io.js';
+import {
+  type AdapterReceiver,
+  type NodeBodySource,
+  type NodeRequestNames,
+  nodeBodyReader,
+  receiveNodeRequest,
+} from '../src/adapter.js';
 
 const EXPRESS_FIX =
   'In Express, a body parser (express.json(), express.urlencoded(), …) read the body before webhookHandler. ' +
@@ -26,7 +31,7 @@ const EXPRESS_NAMES: NodeRequestNames<Request> = {
  * Reads the raw body from the stream itself, or takes the bytes a parser left behind; when a parser left only
  * an object, the receiver answers 500 body_already_parsed with the fix above (and tells onError).
  */
-export function webhookHandler(receiver: AnyReceiver): (req: Request, res: Response) => Promise<void> {
+export function webhookHandler(receiver: AdapterReceiver): (req: Request, res: Response) => Promise<void> {
   return (req, res) => receiveNodeRequest(receiver, req, res, bodySource(req), EXPRESS_NAMES);
 }
 

@@ -6,15 +6,11 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import type { Outcome } from '../src/adapter.js';
-import { receiveNow } from '../src/contract/receive-now.js';
-import { WebhookConfigError } from '../src/index.js';
-import type { AnyReceiver } from './any-receiver.js';
-import { nodeBodyReader } from './node-io.js';
+import { type AdapterReceiver, configError, nodeBodyReader, type Outcome } from '../src/adapter.js';
 
 export interface FastifyWebhooksOptions {
   /** The receiver that answers every request to `path`. */
-  receiver: AnyReceiver;
+  receiver: AdapterReceiver;
   /** The webhook route, e.g. '/webhooks'. Every method reaches the receiver (others get its 405). */
   path: string;
   /**
@@ -77,7 +73,7 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
       route = options.url;
     });
     const receive = (request: FastifyRequest) =>
-      receiveNow(receiver, {
+      receiver.receive({
         method: request.method,
         headers: request.headers,
         url: request.url,
@@ -95,39 +91,20 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
 }
 
 /**
- * Fastify's callback style: the handler returns nothing and sends once the outcome is in, at once when nothing
- * waited on the way. An async handler would resolve with the reply, which Fastify then awaits as a thenable:
- * turns of the microtask queue on every request. A failure is Fastify's to answer, as it would be for an async
- * handler.
+ * Fastify's callback style: the handler returns nothing and sends once the outcome is in. An async handler
+ * would resolve with the reply, which Fastify then awaits as a thenable: turns of the microtask queue on every
+ * request. A failure is Fastify's to answer, as it would be for an async handler.
  * The walk starts a microtask after the handler, as in receiveNodeRequest: the body that came with the headers
  * is then all in the stream's buffer, and is read with no promise.
  */
 function routeHandler(
-  receive: (request: FastifyRequest) => Outcome | Promise<Outcome>,
+  receive: (request: FastifyRequest) => Promise<Outcome>,
   send: (reply: FastifyReply, outcome: Outcome) => FastifyReply,
 ): (request: FastifyRequest, reply: FastifyReply) => void {
-  const answer = (reply: FastifyReply, outcome: Outcome) => {
-    try {
-      send(reply, outcome);
-    } catch (error) {
-      reply.send(error);
-    }
-  };
-  const respond = (request: FastifyRequest, reply: FastifyReply) => {
-    let outcome: Outcome | Promise<Outcome>;
-    try {
-      outcome = receive(request);
-    } catch (error) {
-      reply.send(error);
-      return;
-    }
-    if (!(outcome instanceof Promise)) answer(reply, outcome);
-    else
-      outcome.then(
-        (told) => answer(reply, told),
-        (error: unknown) => reply.send(error),
-      );
-  };
+  const respond = (request: FastifyRequest, reply: FastifyReply) =>
+    receive(request)
+      .then((outcome) => send(reply, outcome))
+      .catch((error: unknown) => reply.send(error));
   return (request, reply) => {
     queueMicrotask(() => respond(request, reply));
   };
@@ -140,19 +117,19 @@ function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): 
     typeof receiver.close !== 'function' ||
     typeof receiver.limits?.maxBodyBytes !== 'number'
   ) {
-    throw new WebhookConfigError(
+    throw configError(
       `messaging-webhooks/fastify needs the receiver to mount, got ${receiver === undefined ? 'none' : 'something else'}: ${USAGE}.`,
     );
   }
   const path = options?.path;
   if (typeof path !== 'string' || !path.startsWith('/')) {
-    throw new WebhookConfigError(
+    throw configError(
       `messaging-webhooks/fastify needs the route path as a string starting with "/", got ${JSON.stringify(path) ?? 'none'}: ${USAGE}.`,
     );
   }
   const closeTimeoutMs = options?.closeTimeoutMs;
   if (closeTimeoutMs !== undefined && !(typeof closeTimeoutMs === 'number' && closeTimeoutMs >= 0)) {
-    throw new WebhookConfigError(
+    throw configError(
       `messaging-webhooks/fastify closeTimeoutMs must be a number of milliseconds (0 or more), got ${String(closeTimeoutMs)}.`,
     );
   }

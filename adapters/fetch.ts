@@ -1,5 +1,4 @@
-import { type ReceiverSource, receiverAtFirstRequest } from './any-receiver.js';
-import { readWebBody, toWebResponse } from './web-io.js';
+import { type ReceiverSource, readWebBody, receiverAtFirstRequest, toWebResponse } from '../src/adapter.js';
 
 const FETCH_FIX =
   'The Request body was read (request.json(), request.text(), …) before the webhook handler: ' +

@@ -1,7 +1,12 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { type ReceiverSource, receiverAtFirstRequest } from './any-receiver.js';
+import {
+  type NodeBodySource,
+  nodeBodyReader,
+  type ReceiverSource,
+  receiveNodeRequest,
+  receiverAtFirstRequest,
+} from '../src/adapter.js';
 import { createFetchHandler } from './fetch.js';
-import { type NodeBodySource, nodeBodyReader, receiveNodeRequest } from './node-io.js';
 
 const PAGES_FIX =
   "In the Next.js Pages Router, Next's body parser read the body before createPagesHandler: add " +

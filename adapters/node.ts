@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AnyReceiver } from './any-receiver.js';
-import { receiveNodeRequest } from './node-io.js';
+import { type AdapterReceiver, receiveNodeRequest } from '../src/adapter.js';
 
 /** A node:http request listener: `http.createServer(createNodeHandler(receiver))`. */
 export function createNodeHandler(
-  receiver: AnyReceiver,
+  receiver: AdapterReceiver,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     // receive() never rejects; only writing to a response someone else already wrote can.

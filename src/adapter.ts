@@ -1,6 +1,19 @@
 // The extension entry: what a framework adapter, a dedupe store, a durable engine or a crypto provider is built
-// from. Applications import from the root entry instead.
-export type { DeadLetterCode } from './base/errors.js';
+// from. Applications import from the root entry instead. Every in-tree adapter (adapters/) imports only this
+// entry, so each is a template for the next platform.
+export { configError } from './base/errors.js';
+export type { DeadLetterCode } from './contract/errors.js';
+export {
+  type NodeBodySource,
+  type NodeRequestLike,
+  type NodeRequestNames,
+  type NodeResponseLike,
+  nodeBodyReader,
+  type RequestReceiver,
+  readNodeBody,
+  receiveNodeRequest,
+  writeNodeOutcome,
+} from './contract/node-io.js';
 export type { Outcome } from './contract/outcome.js';
 export { REQUEST_ID_HEADER } from './contract/outcome.js';
 export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
@@ -23,6 +36,7 @@ export type {
   TraceSpan,
   Tracing,
 } from './contract/tracing.js';
+export { readWebBody, toWebResponse } from './contract/web-io.js';
 export { defaultCryptoProvider } from './crypto/default.js';
 export type {
   AsyncCryptoProvider,
@@ -56,4 +70,5 @@ export type {
   RunDurations,
   WorkerCounters,
 } from './durable/port.js';
+export { type AdapterReceiver, type ReceiverSource, receiverAtFirstRequest } from './receiver/source.js';
 export type { ClaimResult, StoreTx } from './stores/types.js';

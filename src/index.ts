@@ -1,6 +1,7 @@
 // The application's entry: what an app that receives webhooks imports. Adapter, store and engine authors
 // import from messaging-webhooks/adapter; tests from messaging-webhooks/testing.
-export { RawBodyError, WebhookConfigError, WebhookHandlerError } from './base/errors.js';
+export { RawBodyError, WebhookConfigError } from './base/errors.js';
+export { WebhookHandlerError } from './contract/errors.js';
 export { nodeCryptoProvider } from './crypto/node.js';
 export { webCryptoProvider } from './crypto/web.js';
 export {

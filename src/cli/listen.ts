@@ -1,6 +1,6 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { readNodeBody, writeNodeOutcome } from '../../adapters/node-io.js';
+import { readNodeBody, writeNodeOutcome } from '../adapter.js';
 import { nextRequestId } from '../base/bytes.js';
 import type { Outcome } from '../contract/outcome.js';
 import { createReceiver, type Receiver } from '../receiver/receiver.js';

@@ -1,6 +1,6 @@
 import { byteLength } from '../base/bytes.js';
 import type { EventIssue } from '../events/catalogue.js';
-import type { Mode } from '../signature/secrets.js';
+import type { Mode } from './context.js';
 import { type ReasonCode, reasonAnswers } from './reasons.js';
 
 /** What the receiver decided; an adapter writes status, headers and body back as they are. */

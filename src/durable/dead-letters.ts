@@ -1,5 +1,6 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-import { causeText, type DeadLetterCode, WebhookConfigError } from '../base/errors.js';
+import { causeText, WebhookConfigError } from '../base/errors.js';
+import type { DeadLetterCode } from '../contract/errors.js';
 import { deadLetterReason } from './job-run.js';
 import type { DurableJob } from './port.js';
 

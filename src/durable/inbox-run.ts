@@ -1,10 +1,15 @@
-import { WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
-import { type Claim, Claims } from '../pipeline/6-claim.js';
-import type { ErrorContext } from '../receiver/handlers.js';
+import { isThenable } from '../base/awaitable.js';
+import { WebhookConfigError } from '../base/errors.js';
+import type { ErrorContext } from '../contract/context.js';
+import { WebhookHandlerError } from '../contract/errors.js';
+import { takeClaim } from '../pipeline/6-claim.js';
+import { HandlerRun } from '../pipeline/7-execute.js';
+import { Claims } from '../pipeline/claims.js';
 import type { DedupeStore } from '../stores/types.js';
 import type { DispatchingReceiver } from './port.js';
 
 export const DEFAULT_LEASE_MS = 60_000;
+export const DEFAULT_STORE_TIMEOUT_MS = 5000;
 /** Longest pause between two claims of an event another run holds. */
 const IN_FLIGHT_POLL_MS = 250;
 
@@ -12,12 +17,14 @@ export interface InboxOptions {
   store: DedupeStore<unknown>;
   leaseMs: number;
   retentionMs: number;
+  /** How long one call to the store may take before it counts as failed. Default 5000. */
+  storeTimeoutMs?: number;
 }
 
 /** The run of one job attempt, as far as the inbox needs it: whether the worker gave up on it. */
 export interface InboxRun {
   gaveUp: boolean;
-  claim?: Claim<unknown>;
+  claim?: HandlerRun<unknown>;
 }
 
 /**
@@ -40,6 +47,7 @@ export function createInbox(receiver: DispatchingReceiver, options: InboxOptions
     store,
     leaseMs: options.leaseMs,
     retentionMs: options.retentionMs,
+    storeTimeoutMs: options.storeTimeoutMs ?? DEFAULT_STORE_TIMEOUT_MS,
     // A failed handler is the job's failure, told once it is dead-lettered; the store's own trouble is told now.
     report: async (code, message, cause, context) => {
       if (code === 'handler_failed') return;
@@ -69,8 +77,8 @@ export async function runInInbox(
       throw error;
     });
   while (!run.gaveUp) {
-    let attempt = claims.take(key, capture, context);
-    if (attempt instanceof Promise) attempt = await attempt;
+    const taking = takeClaim(claims, key, context);
+    const attempt = isThenable(taking) ? await taking : taking;
     if (attempt.status === 'duplicate') return;
     if (attempt.status === 'unavailable') {
       throw new WebhookHandlerError('store_unavailable', 'The dedupe store could not claim the event.');
@@ -79,12 +87,13 @@ export async function runInInbox(
       await new Promise((resolve) => setTimeout(resolve, Math.min(attempt.retryAfterMs, IN_FLIGHT_POLL_MS)));
       continue;
     }
-    run.claim = attempt.claim;
+    const claimed = new HandlerRun(attempt.settle, capture);
+    run.claim = claimed;
     if (run.gaveUp) {
-      await attempt.claim.abandon();
+      await claimed.abandon();
       return;
     }
-    const settled = await attempt.claim.run();
+    const settled = await claimed.run();
     if (settled.status !== 'failed') return;
     throw handlerError ?? new WebhookHandlerError('store_unavailable', 'The dedupe store failed.');
   }

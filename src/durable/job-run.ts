@@ -1,8 +1,9 @@
-import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
+import { WebhookConfigError } from '../base/errors.js';
+import type { ErrorContext } from '../contract/context.js';
+import { type DeadLetterCode, WebhookHandlerError } from '../contract/errors.js';
 import { checkTracing, type TraceSpan } from '../contract/tracing.js';
-import type { Claims } from '../pipeline/6-claim.js';
+import type { Claims } from '../pipeline/claims.js';
 import { traceHandlers } from '../pipeline/traced.js';
-import type { ErrorContext } from '../receiver/handlers.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
 import { type AttemptTrace, type JobTracing, tracedRun } from './job-span.js';

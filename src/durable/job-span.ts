@@ -1,4 +1,4 @@
-import { WebhookHandlerError } from '../base/errors.js';
+import { WebhookHandlerError } from '../contract/errors.js';
 import { TRACE_ATTRIBUTE, type TraceCarrier, type TraceSpan, type Tracing } from '../contract/tracing.js';
 import type { DurableJob } from './port.js';
 

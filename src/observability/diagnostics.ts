@@ -1,4 +1,6 @@
 import { byteLength, type SignedPiece } from '../base/bytes.js';
+import type { Mode } from '../contract/context.js';
+import type { RejectionReason } from '../contract/reasons.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
 import { type CryptoProvider, digestLength } from '../crypto/provider.js';
 import type { SignatureProfile } from '../signature/profile.js';
@@ -122,4 +124,21 @@ function readHeader(headers: HeaderSource, name: string): string | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** A request answered 4xx: turned away before its event was processed, so no error on this side. */
+export interface WebhookRejection {
+  requestId: string;
+  reason: RejectionReason;
+  /** 400, 401, 405, 408, 409, 413, 415 or 422. */
+  status: number;
+  /** The message the sender was answered with: what to fix. */
+  message: string;
+  /** Set once the event was parsed (invalid_event does not parse it into one). */
+  eventId?: string;
+  eventType?: string;
+  /** Set when the signature verified and the secrets option separates live and test. */
+  mode?: Mode;
+  /** Redacted facts to tell a wrong secret, a skewed clock or a re-serialized body apart. */
+  diagnostics?: RejectionDiagnostics;
 }

@@ -2,7 +2,7 @@ import type { Outcome } from '../contract/outcome.js';
 import { outcomeLabel } from '../contract/outcome.js';
 import type { RejectionReason } from '../contract/reasons.js';
 import type { Reached } from '../pipeline/index.js';
-import type { WebhookRejection } from '../receiver/handlers.js';
+import type { WebhookRejection } from './diagnostics.js';
 import { type DiagnosticsContext, type RejectionDiagnostics, rejectionDiagnostics } from './diagnostics.js';
 import type { RequestLogFields } from './log-line.js';
 import { type Logger, requestLogWriter, writeRequestLog } from './logger.js';

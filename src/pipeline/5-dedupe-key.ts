@@ -1,6 +1,6 @@
 import { flatJoin, type SignedPiece } from '../base/bytes.js';
+import type { ErrorContext } from '../contract/context.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import type { ErrorContext } from '../receiver/handlers.js';
 import type { Mode } from '../signature/secrets.js';
 import type { Verifier } from '../signature/verifier.js';
 import type { Parsed } from './4-parse.js';

@@ -1,5 +1,7 @@
+import { callUser } from '../base/awaitable.js';
+import { withDeadline } from '../base/deadline.js';
+import type { DurableJob, DurableQueue, EnqueueResult } from '../contract/queue.js';
 import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
-import type { DurableJob, DurableQueue, EnqueueResult } from '../durable/port.js';
 import type { Keyed } from './5-dedupe-key.js';
 import type { Report } from './report.js';
 import { ACCEPTED, DUPLICATE, type Stop } from './stop.js';
@@ -36,9 +38,18 @@ export function handOff(keyed: Keyed, queue: DurableQueue, report: Report, span?
 async function enqueue(keyed: Keyed, job: DurableJob, queue: DurableQueue, report: Report): Promise<Stop> {
   let result: EnqueueResult;
   try {
-    result = await queue.enqueue(job, ENQUEUE_DEADLINE_MS, (warning) => {
-      void report('persistence_unchecked', warning, undefined, keyed.context);
-    });
+    const enqueuing = callUser(() =>
+      queue.enqueue(job, ENQUEUE_DEADLINE_MS, (warning) => {
+        void report('persistence_unchecked', warning, undefined, keyed.context);
+      }),
+    );
+    // The engine bounds its own enqueue; a queue written by anyone else is held to the same deadline here.
+    result = await withDeadline(
+      Promise.resolve(enqueuing),
+      ENQUEUE_DEADLINE_MS + 1000,
+      "The job engine's enqueue()",
+    );
+    if (!ENQUEUE_RESULTS.has(result)) throw unknownResult(result);
   } catch (cause) {
     // The engine's own words (unreachable, late, or refused as volatile) are what the operator needs: the
     // error's message ends with its cause's.
@@ -48,6 +59,15 @@ async function enqueue(keyed: Keyed, job: DurableJob, queue: DurableQueue, repor
   if (result === 'enqueued') return ACCEPTED;
   if (result === 'duplicate') return DUPLICATE;
   return { stop: 'event_in_progress' };
+}
+
+const ENQUEUE_RESULTS = new Set<unknown>(['enqueued', 'duplicate', 'in_progress']);
+
+function unknownResult(result: unknown): Error {
+  const shown = typeof result === 'string' ? JSON.stringify(result.slice(0, 40)) : `a ${typeof result}`;
+  return new Error(
+    `The job engine's enqueue() resolved ${shown}: it must resolve 'enqueued', 'duplicate' or 'in_progress' (see DurableQueue).`,
+  );
 }
 
 /** The job engine's name (bullmqQueue: `bullmq`, pgBossQueue: `pg-boss`), for the semantic conventions' messaging.system. */

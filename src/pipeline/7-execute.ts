@@ -1,166 +1,25 @@
-import PQueue from 'p-queue';
+import { type Awaitable, callUser, isThenable } from '../base/awaitable.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-import { Slots } from '../base/slots.js';
-import type { ReceiveRequest } from '../contract/request.js';
-import type { ErrorContext } from '../receiver/handlers.js';
-import type { Settlement } from './8-settle.js';
+import type { ErrorContext, HandlerContext } from '../contract/context.js';
+import type { TraceSpan } from '../contract/tracing.js';
+import type { Claimed } from './6-claim.js';
+import type { Ran, Settle, Settlement } from './8-settle.js';
+import type { Executor, Job } from './executor.js';
+import { withTransaction } from './handler-context.js';
 import type { Report } from './report.js';
 import { ACCEPTED, type Stop } from './stop.js';
+import type { StoreCalls } from './store-calls.js';
+import { traceHandlers } from './traced.js';
 
-export interface ExecutorOptions {
-  /** Work running at once. */
-  concurrency: number;
-  /** Work waiting for a running slot; past it, reserve() refuses. */
-  maxQueue: number;
-}
+/** Runs an event's handlers: undefined when every one returned without a promise (nothing to wait for). */
+export type Dispatch<Tx> = (
+  event: { type: string; id?: string },
+  ctx: Omit<HandlerContext<Tx>, 'attempt'>,
+) => Promise<void> | undefined;
 
-/**
- * A piece of work the executor holds: `run` is called when a slot frees up (never after a cut-off), `abandon`
- * when close() gives up on it, queued or running. Exactly one of the two decides the answer. A run that
- * finished at once returns its result itself, with no promise.
- */
-export interface Job<T> {
-  run(): T | Promise<T>;
-  abandon(): Promise<unknown>;
-}
-
-interface Entry<T, C> {
-  readonly job: Job<T>;
-  /** How the request is answered once it waits: a job that finished within submit() needs none. */
-  answer: ((result: T | C | PromiseLike<T>) => void) | undefined;
-  /** The result of a job that finished within submit(). */
-  result: T | undefined;
-  /** What the request gets when close() gives up on the job. */
-  readonly cutOff: C;
-  /** Whether its answer was given: by its run finishing, or by a cut-off. */
-  settled: boolean;
-  /** Where the executor holds it until it is answered. */
-  slot: number;
-}
-
-/**
- * Runs work on p-queue: `concurrency` at once, the rest waiting in order. It knows nothing of events or
- * stores. A place is reserved before the caller takes anything it would have to give back (a claim), so a full
- * queue turns work away while nothing is held yet. drain() refuses new reservations, waits for the reserved
- * places to be submitted or given up and for the queue to go idle; past its timeout the work still queued never
- * starts, and every job not finished is abandoned.
- */
-export class Executor {
-  readonly #queue: PQueue;
-  readonly #room: number;
-  #reserved = 0;
-  #draining = false;
-  #cutOff = false;
-  #reservationsDone: (() => void) | undefined;
-  readonly #entries = new Slots<Entry<unknown, unknown>>();
-
-  constructor(options: ExecutorOptions) {
-    this.#queue = new PQueue({ concurrency: options.concurrency });
-    this.#room = options.concurrency + options.maxQueue;
-  }
-
-  get running(): number {
-    return this.#queue.pending;
-  }
-
-  get waiting(): number {
-    return this.#queue.size;
-  }
-
-  /** Takes a place for work about to be submitted; false when the room is full or the executor drains. */
-  reserve(): boolean {
-    if (this.#draining) return false;
-    if (this.#queue.pending + this.#queue.size + this.#reserved >= this.#room) return false;
-    this.#reserved++;
-    return true;
-  }
-
-  /** The reserved place is not needed after all (nothing was claimed). */
-  unreserve(): void {
-    this.#reserved--;
-    if (this.#reserved === 0) this.#reservationsDone?.();
-  }
-
-  /**
-   * Submits a job in the place reserve() took. Resolves with its run's result, or `cutOff` once drain() gave up
-   * on it; after a cut-off a job is abandoned at once and never runs. Rejects only when the run rejected.
-   * The caller names its own cut-off answer, so that nothing stands between the run and the request.
-   * p-queue starts a job within add() when a slot is free: a run that finished by then is returned as it is.
-   */
-  submit<T, C>(job: Job<T>, cutOff: C): T | Promise<T | C> {
-    if (this.#cutOff) {
-      this.unreserve();
-      return job.abandon().then((): C => cutOff);
-    }
-    const entry: Entry<T, C> = { job, answer: undefined, result: undefined, cutOff, settled: false, slot: 0 };
-    entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
-    // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
-    this.#queue.add((): unknown => this.#run(entry));
-    this.unreserve();
-    if (entry.settled) return entry.result as T;
-    return new Promise<T | C>((answer) => {
-      entry.answer = answer;
-    });
-  }
-
-  #run<T, C>(entry: Entry<T, C>): Promise<void> | undefined {
-    let running: T | Promise<T>;
-    try {
-      running = entry.job.run();
-    } catch (error) {
-      running = Promise.reject(error);
-    }
-    if (!(running instanceof Promise)) {
-      entry.result = running;
-      this.#answer(entry, running);
-      return undefined;
-    }
-    return running.then(
-      (result) => this.#answer(entry, result),
-      // A job's run settles every expected failure itself; a rejection is a bug, passed on to the caller.
-      (error) => this.#answer(entry, Promise.reject(error)),
-    );
-  }
-
-  #answer<T, C>(entry: Entry<T, C>, result: T | PromiseLike<T>): void {
-    if (!entry.settled) entry.answer?.(result);
-    entry.settled = true;
-    this.#entries.remove(entry.slot, entry as Entry<unknown, unknown>);
-  }
-
-  /**
-   * Resolves once every reserved place was submitted or given up and the queue is idle. With `timeoutMs`, gives
-   * up after it: queued work never starts, every job not finished is abandoned (its answer is its cut-off), and it
-   * resolves once each abandoned job handed back what it held. New reservations are refused from the start.
-   */
-  async drain(timeoutMs: number | undefined): Promise<void> {
-    this.#draining = true;
-    const idle = this.#idle();
-    if (timeoutMs === undefined || (await withTimeout(idle, timeoutMs)) !== TIMED_OUT) return;
-    this.#cutOff = true;
-    this.#queue.clear();
-    const handedBack: Promise<unknown>[] = [];
-    for (const entry of this.#entries.items()) {
-      entry.settled = true;
-      entry.answer?.(entry.cutOff);
-      this.#entries.remove(entry.slot, entry);
-      handedBack.push(entry.job.abandon());
-    }
-    await Promise.all(handedBack);
-  }
-
-  async #idle(): Promise<void> {
-    if (this.#reserved > 0) {
-      await new Promise<void>((resolve) => {
-        this.#reservationsDone = resolve;
-      });
-    }
-    await this.#queue.onIdle();
-  }
-}
-
-export interface ExecuteOptions {
+export interface ExecuteOptions<Tx> {
   executor: Executor;
+  dispatch: Dispatch<Tx>;
   /** Synchronous acknowledgement waits for the settlement (up to `handlerTimeoutMs`); async answers 202 at once. */
   ack: 'sync' | 'async';
   handlerTimeoutMs?: number | undefined;
@@ -169,34 +28,92 @@ export interface ExecuteOptions {
   report: Report;
 }
 
-/** What the execute stage needs of the claimed step: the claim to run, and where its request came from. */
-export interface Runnable {
-  readonly claim: Job<Settlement>;
-  readonly request: ReceiveRequest;
-  readonly context: ErrorContext;
-}
-
 /**
- * The execute stage: the claim runs in the executor place reserved before claiming. The request waits for its
- * settlement, or with `ack: 'async'` is answered 202 while the event runs on.
+ * The execute stage: the claimed event's handlers run on the executor, in the place reserved before claiming,
+ * and their end settles the claim (8-settle). The request waits for the settlement, or with `ack: 'async'` is
+ * answered 202 while the event runs on.
  */
-export function execute(
-  claimed: Runnable,
-  options: ExecuteOptions,
-): Settlement | Stop | Promise<Settlement | Stop> {
-  const work = options.executor.submit(claimed.claim, SHUT_DOWN);
+export function execute<Tx>(
+  claimed: Claimed,
+  options: ExecuteOptions<Tx>,
+  span?: TraceSpan,
+): Awaitable<Settlement | Stop> {
+  const { keyed } = claimed;
+  const dispatch = (tx: Tx) => options.dispatch(keyed.event, withTransaction(keyed.handlerContext, tx));
+  const run = new HandlerRun(claimed.settle, span ? traceHandlers(span, dispatch) : dispatch);
+  const work = options.executor.submit(run, SHUT_DOWN);
   if (options.ack === 'async') {
-    const waitUntil = claimed.request.waitUntil ?? options.waitUntil;
-    return keepAlive(waitUntil, Promise.resolve(work), claimed.context, options.report).then(() => ACCEPTED);
+    const waitUntil = keyed.request.waitUntil ?? options.waitUntil;
+    return keepAlive(waitUntil, Promise.resolve(work), keyed.context, options.report).then(() => ACCEPTED);
   }
   const { handlerTimeoutMs } = options;
   // A run that finished within submit() is past any deadline's reach.
-  if (!(work instanceof Promise) || handlerTimeoutMs === undefined) return work;
-  return withTimeout(work, handlerTimeoutMs).then(timedOut);
+  if (!isThenable(work) || handlerTimeoutMs === undefined) return work;
+  return withTimeout(Promise.resolve(work), handlerTimeoutMs).then(timedOut);
 }
 
+/** One claimed event's run on the executor: its handlers, then its settlement; or its release at shutdown. */
+export class HandlerRun<Tx> implements Job<Settlement> {
+  readonly calls: StoreCalls<Tx>;
+
+  constructor(
+    readonly settle: Settle,
+    readonly handle: (tx: Tx) => Promise<void> | undefined,
+  ) {
+    this.calls = settle.claims.calls as StoreCalls<Tx>;
+  }
+
+  /** Settles at once, with no promise, when the handlers ran synchronously and the store answers at once. */
+  run(): Awaitable<Settlement> {
+    this.settle.running();
+    if (this.calls.transactional) return this.#inTransaction().then((ran) => this.settle.ran(ran));
+    const handled = callUser(() => this.handle(undefined as Tx));
+    if (!isThenable(handled)) return this.settle.ran(NOT_COMMITTED);
+    // One step from the handlers' end to the settlement: each further step is a turn of the microtask queue.
+    return Promise.resolve(handled).then(
+      () => this.settle.ran(NOT_COMMITTED),
+      (error: unknown) => this.settle.ran(handlerFailed(error)),
+    );
+  }
+
+  abandon(): Promise<unknown> {
+    return this.settle.abandon();
+  }
+
+  /** Runs the handlers inside the store's transaction; a failure says whose it was. */
+  async #inTransaction(): Promise<Ran> {
+    let handlerError: unknown;
+    const work = async (tx: Tx) => {
+      try {
+        await this.handle(tx);
+      } catch (error) {
+        handlerError = error ?? new Error('A handler rejected without a reason.');
+        throw handlerError;
+      }
+    };
+    const { key, token } = this.settle.held;
+    try {
+      await this.calls.transact(key, token, this.settle.claims.retentionMs, work);
+      return COMMITTED;
+    } catch (cause) {
+      if (handlerError !== undefined) return { ok: false, reason: 'handler_failed', cause };
+      return { ok: false, reason: 'store_unavailable', cause };
+    }
+  }
+}
+
+const COMMITTED: Ran = { ok: true, committed: true };
+const NOT_COMMITTED: Ran = { ok: true, committed: false };
 const HANDLER_TIMEOUT: Stop = { stop: 'handler_timeout' };
 const SHUT_DOWN: Stop = { stop: 'shutting_down' };
+
+function handlerFailed(error: unknown): Ran {
+  return {
+    ok: false,
+    reason: 'handler_failed',
+    cause: error ?? new Error('A handler rejected without a reason.'),
+  };
+}
 
 function timedOut(settled: Settlement | Stop | typeof TIMED_OUT): Settlement | Stop {
   return settled === TIMED_OUT ? HANDLER_TIMEOUT : settled;

@@ -1,8 +1,6 @@
-import type { ErrorContext } from '../receiver/handlers.js';
-import type { DedupeStore } from '../stores/types.js';
-import type { ImmediateStore } from './immediate-store.js';
-import type { KeptLease, LeaseKeeper } from './lease-keeper.js';
-import type { Report } from './report.js';
+import { type Awaitable, isThenable } from '../base/awaitable.js';
+import type { Claims } from './claims.js';
+import type { Held, KeptLease } from './lease-keeper.js';
 
 /** How a claimed event ended for its request: completed, released after a failure, or given up at shutdown. */
 export type Settlement =
@@ -14,22 +12,6 @@ export type Settlement =
 export type Ran =
   | { ok: true; committed: boolean }
   | { ok: false; reason: 'handler_failed' | 'store_unavailable'; cause: unknown };
-
-/** Where claims are held: the store, the leases kept alive meanwhile, and onError. */
-export interface Ledger {
-  readonly store: DedupeStore<unknown>;
-  readonly retentionMs: number;
-  readonly report: Report;
-  readonly leases: LeaseKeeper;
-  readonly immediate: ImmediateStore | undefined;
-}
-
-/** The claim being settled: its key, the token that proves it holds it, and what onError is told of it. */
-export interface Held {
-  readonly key: string;
-  readonly token: string;
-  readonly context: ErrorContext;
-}
 
 const COMPLETED: Settlement = { status: 'completed' };
 const ABANDONED: Settlement = { status: 'abandoned' };
@@ -45,10 +27,10 @@ export class Settle {
   readonly #lease: KeptLease | undefined;
 
   constructor(
-    readonly ledger: Ledger,
+    readonly claims: Claims<unknown>,
     readonly held: Held,
   ) {
-    this.#lease = ledger.leases.keep(held);
+    this.#lease = claims.leases.keep(held);
   }
 
   /** The handlers start: from now on an abandon releases the claim under them. */
@@ -57,13 +39,13 @@ export class Settle {
   }
 
   /** The handlers ended: settle by how they ran, unless shutdown gave up on the event meanwhile. */
-  ran(ran: Ran): Settlement | Promise<Settlement> {
+  ran(ran: Ran): Awaitable<Settlement> {
     // Given up by shutdown while the handlers ran: the claim was released then.
     if (this.#state !== 'running') return ABANDONED;
     this.#state = 'settling';
     const settling = ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
     // A completion the store answered at once settled already: nothing is left for an abandon to wait for.
-    if (settling instanceof Promise) this.#settling = settling;
+    if (isThenable(settling)) this.#settling = Promise.resolve(settling);
     return settling;
   }
 
@@ -83,37 +65,30 @@ export class Settle {
       reason === 'handler_failed'
         ? `A handler for ${eventType} failed; the claim was released so the service's retry runs it again.`
         : `The dedupe store failed while running ${eventType} in its transaction; the claim was released.`;
-    await this.ledger.report(reason, message, cause, this.held.context);
+    await this.claims.report(reason, message, cause, this.held.context);
     return { status: 'failed', reason };
   }
 
   /** Synchronous with a store that answers at once (the memory store): no promise on the common path. */
-  #complete(committed: boolean): Settlement | Promise<Settlement> {
-    const { store, retentionMs, immediate, leases } = this.ledger;
+  #complete(committed: boolean): Awaitable<Settlement> {
+    const { calls, retentionMs, leases } = this.claims;
     const { key, token } = this.held;
     leases.drop(this.#lease);
     this.#state = 'settled';
     if (committed) return COMPLETED;
     // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
     // lease expires and a later retry may run the event again (at-least-once).
-    if (immediate) {
-      let owned: boolean;
-      try {
-        owned = immediate.completeSync(key, token, retentionMs);
-      } catch (cause) {
-        return this.#unrecorded(cause);
-      }
-      return owned ? COMPLETED : this.#lost();
-    }
-    return store.complete(key, token, retentionMs).then(
+    const completing = calls.complete(key, token, retentionMs);
+    if (!isThenable(completing)) return completing ? COMPLETED : this.#lost();
+    return Promise.resolve(completing).then(
       (owned) => (owned ? COMPLETED : this.#lost()),
-      (cause) => this.#unrecorded(cause),
+      (cause: unknown) => this.#unrecorded(cause),
     );
   }
 
   async #lost(): Promise<Settlement> {
     const { context } = this.held;
-    await this.ledger.report(
+    await this.claims.report(
       'lease_lost',
       `The claim of ${context.eventType} was taken over before it completed; a retry may run it again.`,
       undefined,
@@ -123,7 +98,7 @@ export class Settle {
   }
 
   async #unrecorded(cause: unknown): Promise<Settlement> {
-    await this.ledger.report(
+    await this.claims.report(
       'store_unavailable',
       'The dedupe store failed to record a completed event.',
       cause,
@@ -133,12 +108,12 @@ export class Settle {
   }
 
   async #release(): Promise<void> {
-    this.ledger.leases.drop(this.#lease);
+    this.claims.leases.drop(this.#lease);
     try {
-      await this.ledger.store.release(this.held.key, this.held.token);
+      await this.claims.calls.release(this.held.key, this.held.token);
     } catch (cause) {
       // The lease expires by itself; until then a retry answers 409 event_in_progress.
-      await this.ledger.report(
+      await this.claims.report(
         'store_unavailable',
         'The dedupe store failed to release a claim; a retry is answered event_in_progress until its lease ends.',
         cause,

@@ -1,8 +1,7 @@
-import type { HandlerContext } from '../receiver/handlers.js';
+import type { DeliveryContext, HandlerContext } from '../contract/context.js';
 import type { Verified } from './3-verify.js';
 
-/** What a verified delivery tells its handlers, wherever they run: the receiver itself or a durable worker. */
-export type DeliveryContext = Omit<HandlerContext<undefined>, 'tx' | 'attempt'>;
+export type { DeliveryContext };
 
 /**
  * The one place a handler's context is built from a verified delivery, so the direct path and the job a

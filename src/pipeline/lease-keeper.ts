@@ -1,9 +1,10 @@
 import { Slots } from '../base/slots.js';
-import type { ErrorContext } from '../receiver/handlers.js';
-import type { DedupeStore } from '../stores/types.js';
+import type { ErrorContext } from '../contract/context.js';
 import type { Report } from './report.js';
+import type { StoreCalls } from './store-calls.js';
 
-interface Held {
+/** The claim being held: its key, the token that proves it holds it, and what onError is told of it. */
+export interface Held {
   readonly key: string;
   readonly token: string;
   readonly context: ErrorContext;
@@ -33,7 +34,7 @@ export class LeaseKeeper {
   #timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
-    readonly store: DedupeStore<unknown>,
+    readonly calls: StoreCalls<unknown>,
     readonly leaseMs: number,
     readonly report: Report,
   ) {}
@@ -43,7 +44,7 @@ export class LeaseKeeper {
    * `renew` cannot extend it: undefined.
    */
   keep(claim: Held): KeptLease | undefined {
-    if (typeof this.store.renew !== 'function') return undefined;
+    if (typeof this.calls.store.renew !== 'function') return undefined;
     const lease: KeptLease = { claim, renewAt: Date.now() + this.leaseMs / 2, slot: 0 };
     lease.slot = this.#held.add(lease);
     if (this.#timer === undefined) {
@@ -79,7 +80,7 @@ export class LeaseKeeper {
   async #renew(lease: KeptLease, dueAt: number): Promise<void> {
     const { claim } = lease;
     try {
-      const owned = await this.store.renew(claim.key, claim.token, this.leaseMs);
+      const owned = await this.calls.renew(claim.key, claim.token, this.leaseMs);
       // Settled meanwhile (dropped): nothing is held any more, and nothing is put back.
       if (!this.#held.holds(lease.slot, lease)) return;
       if (owned) {

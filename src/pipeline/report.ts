@@ -1,5 +1,5 @@
-import type { ErrorCode } from '../base/errors.js';
-import type { ErrorContext } from '../receiver/handlers.js';
+import type { ErrorContext } from '../contract/context.js';
+import type { ErrorCode } from '../contract/errors.js';
 
 /** Tells onError: one failure, one reason code, the same on the error and in its context. */
 export type Report = (

@@ -1,58 +1,11 @@
-import type { ErrorCode, WebhookHandlerError } from '../base/errors.js';
-import type { RejectionReason } from '../contract/reasons.js';
+import { callUser, isThenable } from '../base/awaitable.js';
+import { withTimeout } from '../base/deadline.js';
+import type { ErrorContext, HandlerContext } from '../contract/context.js';
+import type { WebhookHandlerError } from '../contract/errors.js';
 import type { Catalogue, CatalogueEvent, EventType, KnownEvent, UnknownEvent } from '../events/catalogue.js';
-import type { RejectionDiagnostics } from '../observability/diagnostics.js';
-import type { Mode } from '../signature/secrets.js';
+import type { WebhookRejection } from '../observability/diagnostics.js';
 
-/** What a handler knows about the delivery besides the event itself. */
-export interface HandlerContext<Tx = undefined> {
-  requestId: string;
-  /**
-   * Mode of the secret that verified the signature, with `secrets: { live, test }`. A single secret or list
-   * names no mode: it counts as `live` here (and in the dedupe key), whatever the service signed with; pass
-   * `{ live, test }` when handlers must tell test traffic apart. Logs and onRejected leave the mode out then.
-   */
-  mode: Mode;
-  /** The signature's timestamp (unix seconds): when the service sent this attempt. */
-  timestamp: number;
-  /** The key this event is deduplicated under: `<mode>:<event id>`, or `<mode>:sha256:<hash of the signed body>` (for a body signature, the body without its member). */
-  dedupeKey: string;
-  /** The delivery's message id, for a profile that signs one (Standard Webhooks: `webhook-id`). */
-  messageId?: string;
-  /** Durable workers: which run of the job this is, from 1. Undefined when the receiver runs the handler. */
-  attempt?: number;
-  /** The store's unit of work (PostgreSQL transactional mode: the transaction's client), else undefined. */
-  tx: Tx;
-}
-
-export interface ErrorContext {
-  requestId: string;
-  /** The same code as the error's. */
-  reason: ErrorCode;
-  eventId?: string;
-  eventType?: string;
-  mode?: Mode;
-  /** Durable workers: the run of the job that failed (from 1), and the runs the job was allowed. */
-  attempt?: number;
-  attempts?: number;
-}
-
-/** A request answered 4xx: turned away before its event was processed, so no error on this side. */
-export interface WebhookRejection {
-  requestId: string;
-  reason: RejectionReason;
-  /** 400, 401, 405, 408, 409, 413, 415 or 422. */
-  status: number;
-  /** The message the sender was answered with: what to fix. */
-  message: string;
-  /** Set once the event was parsed (invalid_event does not parse it into one). */
-  eventId?: string;
-  eventType?: string;
-  /** Set when the signature verified and the secrets option separates live and test. */
-  mode?: Mode;
-  /** Redacted facts to tell a wrong secret, a skewed clock or a re-serialized body apart. */
-  diagnostics?: RejectionDiagnostics;
-}
+export type { ErrorContext, HandlerContext, WebhookRejection };
 
 export type RejectionHandler = (rejection: WebhookRejection) => unknown;
 
@@ -143,9 +96,13 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
 
 const DONE: Promise<void> = Promise.resolve();
 
+/** How long an onError or onRejected hook may hold a request's answer: past it, the answer goes out anyway. */
+export const HOOK_TIMEOUT_MS = 5000;
+
 async function tell(handler: () => unknown): Promise<void> {
   try {
-    await handler();
+    const told = callUser(handler);
+    if (isThenable(told)) await withTimeout(Promise.resolve(told), HOOK_TIMEOUT_MS);
   } catch {
     // A hook that fails has nobody left to tell; the outcome is already decided.
   }
@@ -156,13 +113,8 @@ async function tell(handler: () => unknown): Promise<void> {
  * promise: undefined.
  */
 function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> | undefined {
-  try {
-    const result = (handler as (e: unknown, c: unknown) => unknown)(event, ctx);
-    if (typeof (result as PromiseLike<unknown> | undefined)?.then !== 'function') return undefined;
-    return Promise.resolve(result).then(noop);
-  } catch (error) {
-    return Promise.reject(error);
-  }
+  const result = callUser(() => (handler as (e: unknown, c: unknown) => unknown)(event, ctx));
+  return isThenable(result) ? Promise.resolve(result).then(noop) : undefined;
 }
 
 function noop(): void {}

@@ -48,6 +48,12 @@ export interface ReceiverOptions<
   leaseMs?: number;
   /** How long a processed event is remembered; must outlast the service's retry schedule. Default 7 days. */
   retentionMs?: number;
+  /**
+   * How long the receiver waits on any one call to the store (claim, complete, renew, release) before it counts
+   * as failed: 503 store_unavailable, and onError is told. The built-in stores give up sooner, at their own
+   * operationTimeoutMs (3000). Default 5000.
+   */
+  storeTimeoutMs?: number;
   /** Handlers running at once. Default 32. */
   concurrency?: number;
   /** Events waiting for a handler slot before new ones get 503 overloaded. Default 1024. */
@@ -117,6 +123,7 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     events: options.events ?? (defaultEvents as unknown as C),
     leaseMs: positive('leaseMs', options.leaseMs, 60_000),
     retentionMs: positive('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS),
+    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs, 5000),
     concurrency: positive('concurrency', options.concurrency, 32),
     maxQueue: positive('maxQueue', options.maxQueue, 1024, true),
     ack: options.ack ?? 'sync',

@@ -1,7 +1,8 @@
+import type { Awaitable } from '../base/awaitable.js';
 import { nextRequestId } from '../base/bytes.js';
-import { WebhookHandlerError } from '../base/errors.js';
+import { withTimeout } from '../base/deadline.js';
+import { WebhookHandlerError } from '../contract/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
-import { type ReceiveNow, receiveOf } from '../contract/receive-now.js';
 import type { ReceiveRequest } from '../contract/request.js';
 import type { TraceSpan, Tracing } from '../contract/tracing.js';
 import type { CatalogueEvent } from '../events/catalogue.js';
@@ -16,9 +17,9 @@ import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.
 import { createRequestObserver } from '../observability/request-observer.js';
 import type { Received } from '../pipeline/1-check-request.js';
 import type { Signature } from '../pipeline/3-verify.js';
-import { Claims } from '../pipeline/6-claim.js';
-import { Executor } from '../pipeline/7-execute.js';
-import { createAdmission } from '../pipeline/admission.js';
+import { type Admission, createAdmission } from '../pipeline/admission.js';
+import { Claims } from '../pipeline/claims.js';
+import { Executor } from '../pipeline/executor.js';
 import { createPipeline, type Walked } from '../pipeline/index.js';
 import type { Report } from '../pipeline/report.js';
 import { createVerifier, type Verifier } from '../signature/index.js';
@@ -102,7 +103,7 @@ export function createReceiver<
     signature: signatureOf(verifier),
     parseEvent: createEventParser(opts.events),
     signedContent: verifier,
-    registry: registry as unknown as HandlerRegistry<never, Tx>,
+    dispatch: (event, ctx) => registry.dispatchNow(event, ctx as HandlerContext<Tx>),
     claims: new Claims<Tx>({ ...opts, store: opts.store as unknown as DedupeStore<Tx>, report }),
     executor,
     report,
@@ -140,12 +141,12 @@ export function createReceiver<
       registry.onRejected(handler);
       return receiver;
     },
-    receive: receiveOf(receiving(pipeline, observe, failures, report, tracedOf(opts, modes.modes))),
+    receive: receiving(pipeline, observe, failures, report, tracedOf(opts, modes.modes)),
     dispatch: (event, ctx) => registry.dispatch(event, ctx),
     reportError: (error, ctx) => registry.reportError(error, ctx),
     close(closeOptions = {}) {
       admission.closing = true;
-      closed ??= executor.drain(closeOptions.timeoutMs).then(() => admission.settled());
+      closed ??= closing(executor, admission, closeOptions.timeoutMs);
       return closed;
     },
     metrics() {
@@ -210,22 +211,31 @@ function tracedOf(
 }
 
 /**
- * A request's walk through the pipeline, then its log line, metrics and span; never rejects. The outcome comes
- * as it is when nothing waited on the way.
+ * Shutdown: the executor drains (past `timeoutMs` it gives up on what is left), then every admitted request is
+ * answered; both within `timeoutMs` when it is given. Without it, every admitted handler settles first, those
+ * acknowledged 202 too.
  */
+async function closing(
+  executor: Executor,
+  admission: Admission,
+  timeoutMs: number | undefined,
+): Promise<void> {
+  const started = performance.now();
+  await executor.drain(timeoutMs);
+  if (timeoutMs === undefined) return admission.settled();
+  await withTimeout(admission.settled(), Math.max(0, timeoutMs - (performance.now() - started)));
+}
+
+/** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */
 function receiving(
-  pipeline: (received: Received, span?: TraceSpan) => Walked | Promise<Walked>,
+  pipeline: (received: Received, span?: TraceSpan) => Promise<Walked>,
   observe: ReturnType<typeof createRequestObserver>,
   failures: Map<string, string | undefined> | undefined,
   report: Report,
   traced: Traced | undefined,
-): ReceiveNow {
+): (request: ReceiveRequest) => Promise<Outcome> {
   // Per request, only its own values are passed on: closures made per request would cost allocations.
-  const finish = (
-    walked: Walked,
-    started: number,
-    span: TraceSpan | undefined,
-  ): Outcome | Promise<Outcome> => {
+  const finish = (walked: Walked, started: number, span: TraceSpan | undefined): Awaitable<Outcome> => {
     const { outcome } = walked;
     if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
     let failure: string | undefined;
@@ -236,36 +246,25 @@ function receiving(
     const logged = observe(outcome, walked.reached, performance.now() - started, failure);
     return logged ? logged.then(() => outcome) : outcome;
   };
-  // Only a bug can fail the walk (every expected failure is an outcome); still never crash the server.
-  const failed = async (cause: unknown, received: Received, started: number, span: TraceSpan | undefined) => {
-    const { requestId } = received;
-    await report('handler_failed', 'Unexpected receiver error.', cause, {
-      requestId,
-      reason: 'handler_failed',
-    });
-    return finish(
-      { reached: received, outcome: rejectedOutcome('handler_failed', requestId) },
-      started,
-      span,
-    );
-  };
-  return (request) => {
+  return async (request) => {
     const started = performance.now();
     const received: Received = { request, requestId: request?.requestId ?? nextRequestId() };
     failures?.set(received.requestId, undefined);
     // Without tracing, this one check is all a request pays for it.
     const span = traced ? startDeliverySpan(traced.tracing, request) : undefined;
-    let walked: Walked | Promise<Walked>;
+    let walked: Walked;
     try {
-      walked = span ? span.inContext(() => pipeline(received, span)) : pipeline(received);
+      walked = await (span ? span.inContext(() => pipeline(received, span)) : pipeline(received));
     } catch (cause) {
-      return failed(cause, received, started, span);
+      // Only a bug can fail the walk (every expected failure is an outcome); still never crash the server.
+      const { requestId } = received;
+      await report('handler_failed', 'Unexpected receiver error.', cause, {
+        requestId,
+        reason: 'handler_failed',
+      });
+      walked = { reached: received, outcome: rejectedOutcome('handler_failed', requestId) };
     }
-    if (!(walked instanceof Promise)) return finish(walked, started, span);
-    return walked.then(
-      (done) => finish(done, started, span),
-      (cause: unknown) => failed(cause, received, started, span),
-    );
+    return finish(walked, started, span);
   };
 }
 

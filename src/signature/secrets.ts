@@ -6,7 +6,10 @@ export type Secret = string | Uint8Array;
 export type SecretList = Secret | readonly Secret[];
 /** Live and test mode have separate secrets; the mode whose secret verified is reported with the event. */
 export type Secrets = SecretList | { live?: SecretList; test?: SecretList };
-export type Mode = 'live' | 'test';
+
+import type { Mode } from '../contract/context.js';
+
+export type { Mode };
 /**
  * How a secret string becomes key bytes: `text` uses its UTF-8 bytes; `whsec` (Standard Webhooks) decodes the
  * base64 after an optional `whsec_` prefix. Byte-array secrets are the key bytes in both.

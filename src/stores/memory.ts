@@ -193,3 +193,15 @@ export class MemoryDedupeStore implements DedupeStore {
     if (key === this.#oldest) this.#oldest = undefined;
   }
 }
+
+/**
+ * The memory store's synchronous claim and completion, when `store` is one whose `claim` and `complete` are the
+ * class's own: the receiver then settles without a promise. A subclass that overrides either gets them called.
+ */
+export function immediateOf(
+  store: DedupeStore<unknown>,
+): Pick<MemoryDedupeStore, 'claimSync' | 'completeSync'> | undefined {
+  if (!(store instanceof MemoryDedupeStore)) return undefined;
+  const own = MemoryDedupeStore.prototype;
+  return store.claim === own.claim && store.complete === own.complete ? store : undefined;
+}

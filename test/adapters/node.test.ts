@@ -2,8 +2,7 @@ import { createServer, request as httpRequest, type IncomingMessage } from 'node
 import { Readable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
-import { readNodeBody } from '../../adapters/node-io.js';
-import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome } from '../../src/adapter.js';
+import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, type Outcome, readNodeBody } from '../../src/adapter.js';
 import { gate } from '../support/gate.js';
 import { rawExchange } from '../support/raw-http.js';
 import { until } from '../support/until.js';

@@ -1,5 +1,5 @@
 import { type Job, Worker } from 'bullmq';
-import { WebhookHandlerError } from '../../base/errors.js';
+import { WebhookHandlerError } from '../../contract/errors.js';
 import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
 import type { AttemptTrace } from '../job-span.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';

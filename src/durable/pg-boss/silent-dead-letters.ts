@@ -1,5 +1,5 @@
 import { withDeadline } from '../../base/deadline.js';
-import type { DeadLetterCode } from '../../base/errors.js';
+import type { DeadLetterCode } from '../../contract/errors.js';
 import type { DurableJob } from '../port.js';
 import type { PgBossDurableQueue } from './queue.js';
 

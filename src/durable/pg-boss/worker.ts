@@ -1,4 +1,5 @@
-import { WebhookConfigError, WebhookHandlerError } from '../../base/errors.js';
+import { WebhookConfigError } from '../../base/errors.js';
+import { WebhookHandlerError } from '../../contract/errors.js';
 import type { TraceCarrier } from '../../contract/tracing.js';
 import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';

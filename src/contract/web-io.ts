@@ -1,5 +1,6 @@
-import { BODY_TIMEOUT, BODY_TOO_LARGE, type Outcome } from '../src/adapter.js';
-import { concatBytes } from '../src/base/bytes.js';
+import { concatBytes } from '../base/bytes.js';
+import type { Outcome } from './outcome.js';
+import { BODY_TIMEOUT, BODY_TOO_LARGE } from './request.js';
 
 /**
  * Reads a Fetch `Request` body as it streams in and stops once it passes `maxBytes` (the rest is cancelled,

@@ -1,35 +1,67 @@
-import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http';
+import { concatBytes } from '../base/bytes.js';
+import type { Outcome } from './outcome.js';
 import {
   BODY_LENGTH_MISMATCH,
   BODY_TIMEOUT,
   BODY_TOO_LARGE,
   type BodyReader,
-  type Outcome,
+  type HeaderSource,
   type ReceiveRequest,
-} from '../src/adapter.js';
-import { receiveNow } from '../src/contract/receive-now.js';
-import type { RequestReceiver } from './any-receiver.js';
+} from './request.js';
+
+/**
+ * The parts of Node's `IncomingMessage` the Node adapters read. Written out rather than imported from node:http,
+ * so that this entry's types hold for a project without @types/node.
+ */
+export interface NodeRequestLike {
+  readonly method?: string | undefined;
+  readonly url?: string | undefined;
+  readonly headers: Readonly<Record<string, string | string[] | undefined>>;
+  readonly httpVersionMajor: number;
+  readonly readableFlowing: boolean | null;
+  readonly readableLength: number;
+  readonly readableEnded: boolean;
+  readonly destroyed: boolean;
+  readonly complete: boolean;
+  read(): unknown;
+  resume(): unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: a stream's listeners take whatever its events carry
+  on(event: string, listener: (...args: any[]) => void): unknown;
+  // biome-ignore lint/suspicious/noExplicitAny: as for on()
+  off(event: string, listener: (...args: any[]) => void): unknown;
+}
+
+/** The parts of Node's `ServerResponse` an outcome is written with. */
+export interface NodeResponseLike {
+  writeHead(status: number, headers: Record<string, string>): unknown;
+  end(body: string): unknown;
+}
+
+/** What the Node adapters need of a receiver: its `receive`. */
+export interface RequestReceiver {
+  receive(request: ReceiveRequest): Promise<Outcome>;
+}
 
 /** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */
 export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawBodyHint'>;
 
 /** How a framework names a request for tracing: asked only when a tracer reads `url` or `route`. */
-export interface NodeRequestNames<R extends IncomingMessage> {
+export interface NodeRequestNames<R extends NodeRequestLike> {
   url(req: R): string | undefined;
   route(req: R): string | undefined;
 }
 
 /** node:http's own names: the target as received, and no route template. */
-const NODE_NAMES: NodeRequestNames<IncomingMessage> = { url: (req) => req.url, route: () => undefined };
+const NODE_NAMES: NodeRequestNames<NodeRequestLike> = { url: (req) => req.url, route: () => undefined };
 
 /**
  * Runs one Node request through the receiver and writes the outcome: the whole job of the node:http,
  * Express and Next.js Pages adapters, which differ only in where the body comes from and how they name the request.
  */
-export async function receiveNodeRequest<R extends IncomingMessage>(
+export async function receiveNodeRequest<R extends NodeRequestLike>(
   receiver: RequestReceiver,
   req: R,
-  res: ServerResponse,
+  res: NodeResponseLike,
   body: NodeBodySource = { readBody: nodeBodyReader(req) },
   names: NodeRequestNames<R> = NODE_NAMES,
 ): Promise<void> {
@@ -38,8 +70,7 @@ export async function receiveNodeRequest<R extends IncomingMessage>(
   // turn of the microtask queue, where starting now would cost three promises to wait for it. A body a parser
   // already read needs no wait.
   if (body.readBody) await PAST_THE_REQUEST_EVENT;
-  const outcome = receiveNow(receiver, new NodeRequest(req, body, names));
-  writeNodeOutcome(res, outcome instanceof Promise ? await outcome : outcome);
+  writeNodeOutcome(res, await receiver.receive(new NodeRequest(req, body, names)));
 }
 
 const PAST_THE_REQUEST_EVENT = Promise.resolve();
@@ -52,9 +83,9 @@ const PAST_THE_REQUEST_EVENT = Promise.resolve();
  * property added to it), so every property read from `req` misses V8's inline caches, at thousands of
  * instructions each.
  */
-class NodeRequest<R extends IncomingMessage> implements ReceiveRequest {
+class NodeRequest<R extends NodeRequestLike> implements ReceiveRequest {
   readonly method: string;
-  readonly headers: IncomingHttpHeaders;
+  readonly headers: HeaderSource;
   readonly rawBody: unknown;
   readonly readBody: BodyReader | undefined;
   readonly rawBodyHint: string | undefined;
@@ -81,7 +112,7 @@ class NodeRequest<R extends IncomingMessage> implements ReceiveRequest {
 }
 
 /** The core's BodyReader over a Node request stream. */
-export function nodeBodyReader(req: IncomingMessage): NonNullable<ReceiveRequest['readBody']> {
+export function nodeBodyReader(req: NodeRequestLike): BodyReader {
   return (maxBytes, deadlineMs) => readNodeBody(req, maxBytes, deadlineMs);
 }
 
@@ -96,7 +127,7 @@ type NodeBody = Uint8Array | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | typeo
  * is returned as it is, with no promise.
  */
 export function readNodeBody(
-  req: IncomingMessage,
+  req: NodeRequestLike,
   maxBytes: number,
   deadlineMs: number,
 ): NodeBody | Promise<NodeBody | undefined> {
@@ -118,10 +149,10 @@ export function readNodeBody(
  * bytes, so a buffer of that length is the complete body and nothing can follow it. Only what this needs is
  * read from `req`: on Express every read from `req` is an inline-cache miss.
  */
-function bufferedBody(req: IncomingMessage, declared: number | undefined): Buffer | undefined {
+function bufferedBody(req: NodeRequestLike, declared: number | undefined): Uint8Array | undefined {
   if (declared === undefined || declared === 0 || req.httpVersionMajor !== 1) return undefined;
   if (req.readableFlowing || req.readableLength !== declared) return undefined;
-  const body = req.read() as Buffer | null;
+  const body = req.read() as Uint8Array | null;
   if (body === null) return undefined;
   // Flowing with nothing listening lets the stream end by itself once the parser has marked it complete.
   req.resume();
@@ -130,7 +161,7 @@ function bufferedBody(req: IncomingMessage, declared: number | undefined): Buffe
 
 /** A body not in the buffer: none left (something else read it), or one still coming. */
 function unbufferedBody(
-  req: IncomingMessage,
+  req: NodeRequestLike,
   maxBytes: number,
   deadlineMs: number,
   declared: number | undefined,
@@ -143,13 +174,13 @@ function unbufferedBody(
 
 /** Reads the rest of a body as it streams in, under the body deadline. */
 function streamedBody(
-  req: IncomingMessage,
+  req: NodeRequestLike,
   maxBytes: number,
   deadlineMs: number,
   declared: number | undefined,
 ): Promise<NodeBody | undefined> {
   return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
+    const chunks: Uint8Array[] = [];
     let size = 0;
     const timer = setTimeout(() => finish(BODY_TIMEOUT), deadlineMs);
     const cleanup = () => {
@@ -164,7 +195,7 @@ function streamedBody(
       cleanup();
       resolve(body);
     };
-    const onData = (chunk: Buffer) => {
+    const onData = (chunk: Uint8Array) => {
       size += chunk.length;
       if (size > maxBytes) finish(BODY_TOO_LARGE);
       else chunks.push(chunk);
@@ -172,7 +203,7 @@ function streamedBody(
     const onEnd = () => {
       // Node's HTTP/1 parser ends a body at its Content-Length; other transports may not hold to it.
       if (declared !== undefined && declared !== size) return finish(BODY_LENGTH_MISMATCH);
-      finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size));
+      finish(chunks.length === 1 ? (chunks[0] as Uint8Array) : concatBytes(chunks, size));
     };
     const onError = (error: Error) => {
       cleanup();
@@ -191,7 +222,7 @@ function streamedBody(
 }
 
 /** Writes an outcome to a Node response as it is: the core already chose status, headers and body. */
-export function writeNodeOutcome(res: ServerResponse, outcome: Outcome): void {
+export function writeNodeOutcome(res: NodeResponseLike, outcome: Outcome): void {
   // An answer to a body left unread carries `connection: close`, which makes Node close the connection.
   res.writeHead(outcome.status, outcome.headers);
   res.end(outcome.body);

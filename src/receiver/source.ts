@@ -1,22 +1,19 @@
-import type { Outcome } from '../src/adapter.js';
-import { nextRequestId } from '../src/base/bytes.js';
-import { rejectedOutcome } from '../src/contract/outcome.js';
-import { receiveNow, receiveOf } from '../src/contract/receive-now.js';
-import { type Receiver, WebhookConfigError } from '../src/index.js';
+import { nextRequestId } from '../base/bytes.js';
+import { WebhookConfigError } from '../base/errors.js';
+import type { RequestReceiver } from '../contract/node-io.js';
+import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
+import type { Receiver } from './receiver.js';
 
 /** What every adapter mounts: a receiver of any catalogue and store (adapters only move bytes). */
 // biome-ignore lint/suspicious/noExplicitAny: the catalogue and transaction types do not matter to an adapter
-export type AnyReceiver = Receiver<any, any>;
+export type AdapterReceiver = Receiver<any, any>;
 
 /**
  * A receiver, or a function that creates it at the first request. A factory keeps configuration out of
  * module scope: `next build` imports every route with no secret in its environment, and a Worker's secrets
  * only exist once a request runs.
  */
-export type ReceiverSource = AnyReceiver | (() => AnyReceiver);
-
-/** The one part of a receiver the request adapters use. */
-export type RequestReceiver = Pick<AnyReceiver, 'receive'>;
+export type ReceiverSource = AdapterReceiver | (() => AdapterReceiver);
 
 /**
  * Resolves a factory once, at the first request. Until it succeeds, every request is answered
@@ -24,18 +21,18 @@ export type RequestReceiver = Pick<AnyReceiver, 'receive'>;
  */
 export function receiverAtFirstRequest(source: ReceiverSource): RequestReceiver {
   if (typeof source !== 'function') return source;
-  let receiver: AnyReceiver | undefined;
+  let receiver: AdapterReceiver | undefined;
   return {
-    receive: receiveOf((request) => {
+    receive(request) {
       if (receiver === undefined) {
         try {
           receiver = source();
         } catch (error) {
-          return misconfigured(error);
+          return Promise.resolve(misconfigured(error));
         }
       }
-      return receiveNow(receiver, request);
-    }),
+      return receiver.receive(request);
+    },
   };
 }
 

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ClaimResult, DedupeStore } from '../../src/stores/types.js';
+import { describeStoreContract } from './store-contract-conformance.js';
 
 export interface ConformanceTarget {
   store: DedupeStore<unknown>;
@@ -20,8 +21,12 @@ function claimed(result: ClaimResult): string {
   return (result as { token: string }).token;
 }
 
-/** The contract every DedupeStore honours; the Redis and PostgreSQL suites run it against real servers. */
+/**
+ * The contract every DedupeStore honours; the Redis and PostgreSQL suites run it against real servers. Then
+ * the receiver over the store answering in every shape user code may (describeStoreContract).
+ */
 export function describeStoreConformance(name: string, setup: () => ConformanceTarget): void {
+  describeStoreContract(name, setup);
   describe(`${name} store conformance`, () => {
     const run = randomUUID().slice(0, 8);
     let n = 0;

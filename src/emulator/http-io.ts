@@ -1,4 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { utf8Text } from '../base/bytes.js';
+import { readNodeBody } from '../contract/node-io.js';
+import { BODY_TIMEOUT, BODY_TOO_LARGE } from '../contract/request.js';
 import { createId } from '../events/ids.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
@@ -58,20 +61,27 @@ export async function readJson(req: IncomingMessage): Promise<unknown> {
       `Send the body as JSON with Content-Type: application/json (got ${type || 'none'}).`,
     );
   }
-  if (Number(req.headers['content-length']) > MAX_BODY_BYTES) throw tooLarge();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    size += (chunk as Buffer).length;
-    if (size > MAX_BODY_BYTES) throw tooLarge();
-    chunks.push(chunk as Buffer);
+  const body = await readNodeBody(req, MAX_BODY_BYTES, BODY_TIMEOUT_MS);
+  if (body === BODY_TOO_LARGE) throw tooLarge();
+  if (body === BODY_TIMEOUT) {
+    throw new ApiError(
+      408,
+      'body_timeout',
+      `The body did not arrive within ${BODY_TIMEOUT_MS} ms: send it at once.`,
+    );
+  }
+  if (!(body instanceof Uint8Array)) {
+    throw new ApiError(400, 'invalid_body', 'The body ended at another length than its Content-Length said.');
   }
   try {
-    return JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    return JSON.parse(utf8Text(body));
   } catch {
     throw new ApiError(400, 'invalid_json', 'The body is not valid JSON.');
   }
 }
+
+/** How long the emulator's API waits for a request body. */
+const BODY_TIMEOUT_MS = 10_000;
 
 const tooLarge = () =>
   new ApiError(413, 'payload_too_large', `The body is over ${MAX_BODY_BYTES} bytes: send a smaller one.`);

@@ -23,14 +23,17 @@ export const BODY_TIMEOUT: unique symbol = Symbol.for('messaging-webhooks.body-t
  */
 export const BODY_LENGTH_MISMATCH: unique symbol = Symbol.for('messaging-webhooks.body-length-mismatch');
 
-/** What a body reader gives: the bytes, or why there are none. */
+/**
+ * What a body reader gives: the bytes, or why there are none (`undefined`: something else already read the
+ * stream, answered 500 body_already_parsed).
+ */
 export type BodyRead =
   | Uint8Array
   | string
   | typeof BODY_TOO_LARGE
   | typeof BODY_TIMEOUT
   | typeof BODY_LENGTH_MISMATCH
-  | unknown;
+  | undefined;
 
 /**
  * Reads the body as it streams in, stops past `maxBytes`, and gives up (BODY_TIMEOUT) when the body is not
@@ -38,7 +41,7 @@ export type BodyRead =
  * passed, so a rejected request's body is never buffered. Rejects when the client went away mid-body. A body
  * already complete in hand may be returned as it is: the core then takes it without a promise.
  */
-export type BodyReader = (maxBytes: number, deadlineMs: number) => BodyRead | Promise<BodyRead>;
+export type BodyReader = (maxBytes: number, deadlineMs: number) => BodyRead | PromiseLike<BodyRead>;
 
 /** The neutral shape every adapter turns its framework's request into: `rawBody` or `readBody`, not both. */
 export interface ReceiveRequest {

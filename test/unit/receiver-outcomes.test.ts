@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { BODY_TOO_LARGE } from '../../src/adapter.js';
+import { BODY_TOO_LARGE, type BodyRead } from '../../src/adapter.js';
 import {
   createReceiver,
   type DedupeStore,
@@ -104,7 +104,7 @@ describe('receiver outcomes', () => {
     const streamed = await receiver.receive({
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      readBody: async (max) => {
+      readBody: async (max): Promise<BodyRead> => {
         limit = max;
         return BODY_TOO_LARGE;
       },

@@ -103,7 +103,7 @@ describe('close({ timeoutMs })', () => {
       headers: request.headers,
       readBody: async () => {
         await body.opened;
-        return request.rawBody;
+        return request.rawBody as string;
       },
     });
     await receiver.close({ timeoutMs: 5_000 });

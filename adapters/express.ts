@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import type { AnyReceiver } from './any-receiver.js';
+import { expressRoute } from './express-route.js';
 import { type NodeBodySource, type NodeRequestNames, nodeBodyReader, receiveNodeRequest } from './node-io.js';
 
 const EXPRESS_FIX =
@@ -14,11 +15,8 @@ type ExpressRequest = Request & { rawBody?: unknown };
 const EXPRESS_NAMES: NodeRequestNames<Request> = {
   // A router rewrites req.url to the part after its mount path: originalUrl is the request's.
   url: (req) => req.originalUrl,
-  // The route template Express matched, as tracing names the request: the mount path, then the route's.
-  route: (req) => {
-    const path: unknown = req.route?.path;
-    return typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
-  },
+  // The route template Express matched, mount templates included: never the path as sent (req.baseUrl).
+  route: expressRoute,
 };
 
 /**

@@ -210,6 +210,7 @@ class OtelSpan implements TraceSpan {
  * stand-in that ends nothing.
  */
 class UnsampledSpan implements TraceSpan {
+  #base: Context | undefined;
   #context: Context | undefined;
   #stage: TraceSpan | undefined;
 
@@ -226,14 +227,29 @@ class UnsampledSpan implements TraceSpan {
   }
 
   /**
-   * The context it was first made active in, with it: a handler then runs in its delivery's context even when
-   * the executor starts it from another's. When that context is active already, `fn` runs as it is.
+   * Made active in the context it was first asked in (the delivery's), so a handler runs in its delivery's
+   * context even when the executor starts it from another's. Where that context is active already, or holds an
+   * unsampled span of the same trace (an HTTP instrumentation's server span), `fn` runs as it is: a span started
+   * there continues the same trace, unsampled, as it would under this one.
    */
   inContext<T>(fn: () => T): T {
     const { otel } = this.spans;
     const active = otel.context.active();
-    this.#context ??= otel.trace.setSpan(active, this.span);
-    return active === this.#context ? fn() : otel.context.with(this.#context, fn);
+    this.#base ??= active;
+    if (active === this.#context || (active === this.#base && this.#continued(active))) return fn();
+    this.#context ??= otel.trace.setSpan(this.#base, this.span);
+    return otel.context.with(this.#context, fn);
+  }
+
+  #continued(active: Context): boolean {
+    const outer = this.spans.otel.trace.getSpanContext(active);
+    if (outer === undefined) return false;
+    const own = this.span.spanContext();
+    return (
+      outer.traceId === own.traceId &&
+      (outer.traceFlags & this.spans.otel.TraceFlags.SAMPLED) === 0 &&
+      outer.traceState === own.traceState
+    );
   }
 
   carrier(): TraceCarrier {

@@ -1,4 +1,4 @@
-import { type Attributes, type Context, type Link, type SpanKind, trace } from '@opentelemetry/api';
+import { type Attributes, type Context, context, type Link, type SpanKind, trace } from '@opentelemetry/api';
 import {
   BasicTracerProvider,
   InMemorySpanExporter,
@@ -73,6 +73,33 @@ describe('a delivery the sampler drops', () => {
     expect(asked).toEqual(['POST', 'app work', 'POST']);
     expect(active).toEqual({ traceId: INCOMING_TRACE, traceFlags: 0 });
     expect(exported()).toEqual([]);
+  });
+
+  it('under an unsampled server span of its trace (an HTTP instrumentation’s), its handlers stay in that trace', async () => {
+    const { provider, asked } = droppingProvider();
+    const receiver = createReceiver({
+      secrets: SECRET,
+      tracing: openTelemetry({ tracerProvider: provider }),
+    });
+    const seen: { traceId: string; traceFlags: number }[] = [];
+    receiver.on('message.delivered', () => {
+      const { traceId, traceFlags } = trace.getActiveSpan()?.spanContext() ?? { traceId: '', traceFlags: -1 };
+      seen.push({ traceId, traceFlags });
+    });
+    const incoming = trace.setSpanContext(context.active(), {
+      traceId: INCOMING_TRACE,
+      spanId: '00f067aa0ba902b7',
+      traceFlags: 0,
+      isRemote: true,
+    });
+    const server = provider.getTracer('http').startSpan('POST', {}, incoming);
+    const outcome = await context.with(trace.setSpan(incoming, server), () =>
+      receiver.receive(delivery(deliveredEvent())),
+    );
+    server.end();
+    expect(outcome.status).toBe(200);
+    expect(asked).toEqual(['POST', 'POST']);
+    expect(seen).toEqual([{ traceId: INCOMING_TRACE, traceFlags: 0 }]);
   });
 
   it('hands its unsampled context to a durable job, whose attempt then starts no span under it', () => {

@@ -103,8 +103,8 @@ const contenders = {
       if (outcome.status !== 200 || outcome.duplicate) throw new Error(`receive answered ${outcome.body}`);
     }
   },
-  // What the SDK alone costs to start a span the sampler drops (two new ids, the sampler), at each delivery:
-  // the floor of the contender above, which has to ask the sampler.
+  // What the SDK alone costs to start a span the sampler drops (two new ids, the sampler), once per delivery:
+  // a cost the contender above cannot avoid, since only the sampler can tell the span is dropped.
   'reference: the SDK starting a span it drops': async (batch) => {
     for (let i = 0; i < batch.length; i++) {
       droppingTracer.startSpan('POST', { kind: SpanKind.SERVER }, context.active()).end();
@@ -181,5 +181,5 @@ const floor = median(
   samples[sdkAlone].map((us, round) => (samples[ours][round] + us) / samples[ours][round]),
 );
 console.log(
-  `  of which the SDK's own start of a dropped span, its floor: ${floor.toFixed(2)}× (receive() + the reference / receive())`,
+  `  of which the SDK's own start of a dropped span, measured alone in a loop: ${floor.toFixed(2)}× (receive() + the reference / receive())`,
 );

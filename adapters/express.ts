@@ -6,6 +6,7 @@ import {
   nodeBodyReader,
   receiveNodeRequest,
 } from '../src/adapter.js';
+import { expressRoute } from './express-route.js';
 
 const EXPRESS_FIX =
   'In Express, a body parser (express.json(), express.urlencoded(), …) read the body before webhookHandler. ' +
@@ -19,11 +20,8 @@ type ExpressRequest = Request & { rawBody?: unknown };
 const EXPRESS_NAMES: NodeRequestNames<Request> = {
   // A router rewrites req.url to the part after its mount path: originalUrl is the request's.
   url: (req) => req.originalUrl,
-  // The route template Express matched, as tracing names the request: the mount path, then the route's.
-  route: (req) => {
-    const path: unknown = req.route?.path;
-    return typeof path === 'string' ? `${req.baseUrl}${path}` : undefined;
-  },
+  // The route template Express matched, mount templates included: never the path as sent (req.baseUrl).
+  route: expressRoute,
 };
 
 /**

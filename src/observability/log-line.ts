@@ -51,15 +51,37 @@ function flatten(value: object, prefix: string, parts: string[]): void {
   }
 }
 
-const PLAIN = /^[^\s"=\\\p{Cc}]+$/u;
+/**
+ * A value written as it is: no white space (the line separators U+2028 and U+2029 among it), quote, equals sign,
+ * backslash, control character (C1's U+0085 and CSI among them) or invisible format character (bidi overrides).
+ */
+const PLAIN = /^[^\s"=\\\p{Cc}\p{Cf}]+$/u;
+
+/**
+ * What JSON.stringify leaves raw but a reader may still take for the end of a line (Python's splitlines, many
+ * log shippers: U+0085, U+2028, U+2029) or a terminal for a command (C1 controls): written as \u escapes, which
+ * keep the quoted value valid JSON.
+ */
+const UNSAFE_IN_QUOTES = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
+
+/** Each UTF-16 unit of the character as a \u escape (a character past U+FFFF as its surrogate pair). */
+function escapeChar(char: string): string {
+  let escaped = '';
+  for (let i = 0; i < char.length; i++) escaped += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
+  return escaped;
+}
+
+function jsonQuote(value: unknown): string {
+  return JSON.stringify(value).replace(UNSAFE_IN_QUOTES, escapeChar);
+}
 
 function quote(value: unknown): string {
   if (Array.isArray(value)) {
     const items = value.map(String);
     return items.length > 0 && items.every((item) => PLAIN.test(item) && !item.includes(','))
       ? items.join(',')
-      : JSON.stringify(value);
+      : jsonQuote(value);
   }
   const text = String(value);
-  return PLAIN.test(text) ? text : JSON.stringify(text);
+  return PLAIN.test(text) ? text : jsonQuote(text);
 }

@@ -62,8 +62,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Tracing {
       const span = startDelivery(spans, request);
       if (!span.isRecording()) {
         // No provider (or not sampled): a span that carries no context is of no use to anyone, and skipping it
-        // spares the walk every stage's span.
-        return otel.isSpanContextValid(span.spanContext()) ? new OtelSpan(span, spans) : undefined;
+        // spares the walk every stage's span; one that does is kept for its context alone.
+        return otel.isSpanContextValid(span.spanContext()) ? new UnsampledSpan(span, spans) : undefined;
       }
       // Read only for a span that records: a header lookup per attribute.
       span.setAttributes(requestAttributes(request.url, request.headers));
@@ -78,7 +78,8 @@ export function openTelemetry(options: OpenTelemetryOptions = {}): Tracing {
       }
       const kind = otel.SpanKind.CONSUMER;
       const parentContext = parent ? spans.extract(active, parent) : active;
-      return new OtelSpan(tracer.startSpan(name, { kind, attributes, links: linked }, parentContext), spans);
+      const span = tracer.startSpan(name, { kind, attributes, links: linked }, parentContext);
+      return span.isRecording() ? new OtelSpan(span, spans) : new UnsampledSpan(span, spans);
     },
   };
 }
@@ -199,6 +200,90 @@ class OtelSpan implements TraceSpan {
   end(): void {
     this.span.end();
   }
+}
+
+/**
+ * A span the sampler dropped: it records nothing, so it takes no attribute and starts no span under it (a
+ * sampler that follows its parent would drop those too, each at the cost of a new span). It still carries its
+ * trace context: active while the walk and the handlers run, so the spans they start (a handler's own, an
+ * instrumented store client's) continue its trace unsampled, and written into a durable job. Its stages get one
+ * stand-in that ends nothing.
+ */
+class UnsampledSpan implements TraceSpan {
+  #base: Context | undefined;
+  #context: Context | undefined;
+  #stage: TraceSpan | undefined;
+
+  constructor(
+    readonly span: Span,
+    readonly spans: Spans,
+  ) {}
+
+  setAttributes(): void {}
+
+  child(): TraceSpan {
+    this.#stage ??= new UnsampledStage(this);
+    return this.#stage;
+  }
+
+  /**
+   * Made active in the context it was first asked in (the delivery's), so a handler runs in its delivery's
+   * context even when the executor starts it from another's. Where that context is active already, or holds an
+   * unsampled span of the same trace (an HTTP instrumentation's server span), `fn` runs as it is: a span started
+   * there continues the same trace, unsampled, as it would under this one.
+   */
+  inContext<T>(fn: () => T): T {
+    const { otel } = this.spans;
+    const active = otel.context.active();
+    this.#base ??= active;
+    if (active === this.#context || (active === this.#base && this.#continued(active))) return fn();
+    this.#context ??= otel.trace.setSpan(this.#base, this.span);
+    return otel.context.with(this.#context, fn);
+  }
+
+  #continued(active: Context): boolean {
+    const outer = this.spans.otel.trace.getSpanContext(active);
+    if (outer === undefined) return false;
+    const own = this.span.spanContext();
+    return (
+      outer.traceId === own.traceId &&
+      (outer.traceFlags & this.spans.otel.TraceFlags.SAMPLED) === 0 &&
+      outer.traceState === own.traceState
+    );
+  }
+
+  carrier(): TraceCarrier {
+    return this.spans.inject(this.span);
+  }
+
+  fail(): void {}
+
+  end(): void {
+    this.span.end();
+  }
+}
+
+/** A stage of an unsampled span: its context, and nothing to record or end. */
+class UnsampledStage implements TraceSpan {
+  constructor(readonly of: UnsampledSpan) {}
+
+  setAttributes(): void {}
+
+  child(): TraceSpan {
+    return this;
+  }
+
+  inContext<T>(fn: () => T): T {
+    return this.of.inContext(fn);
+  }
+
+  carrier(): TraceCarrier {
+    return this.of.carrier();
+  }
+
+  fail(): void {}
+
+  end(): void {}
 }
 
 /** What recordException takes: an Error as it is, anything else as text. */

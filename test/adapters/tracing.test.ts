@@ -17,6 +17,7 @@ import { expectChild, type Recorded, recordSpans, spanTexts } from '../support/t
 const SECRET = 'whsec_adapter_tracing_7c2e9a41';
 const TRACE_ID = '0af7651916cd43dd8448eb211c80319c';
 const TRACEPARENT = `00-${TRACE_ID}-b7ad6b7169203331-01`;
+const JSON_TYPE = { 'content-type': 'application/json' };
 
 let recorded: Recorded;
 beforeEach(() => {
@@ -40,6 +41,12 @@ function signed() {
   const delivery = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
   const headers: Record<string, string> = { ...delivery.headers, traceparent: TRACEPARENT };
   return { body: delivery.body, headers, signature: delivery.headers['webhook-signature'] as string };
+}
+
+/** A signed delivery as fetch's init. */
+function signedInit() {
+  const { body, headers } = signed();
+  return { headers, body };
 }
 
 /** The delivery's spans: named `name`, in the incoming trace, the handler's own span under the handler span. */
@@ -85,6 +92,61 @@ describe('traced deliveries through the adapters', () => {
     );
   });
 
+  it('Express: a mount path with a parameter names every request alike, signed or not', async () => {
+    trace.setGlobalTracerProvider(recorded.provider);
+    const app = express();
+    const router = express.Router();
+    router.post('/', webhookHandler(tracedReceiver()));
+    app.use('/hooks/:tenant', router);
+    // A sub-app under a parametric mount, with a router mounted inside it: every template on the way counts.
+    const sub = express();
+    const inner = express.Router();
+    inner.post('/in/:channel', webhookHandler(tracedReceiver()));
+    sub.use('/v1/', inner);
+    app.use('/regions/:region', sub);
+    const server = createServer(app);
+    const base = await listen(server);
+    try {
+      for (let i = 0; i < 40; i++) {
+        const path = i % 2 ? `/hooks/tenant-${i}` : `/regions/r${i}/v1/in/c${i}`;
+        const response = await fetch(`${base}${path}`, { method: 'POST', headers: JSON_TYPE, body: '{}' });
+        expect(response.status).toBe(401);
+      }
+      const one = await fetch(`${base}/hooks/acme`, { method: 'POST', ...signedInit() });
+      expect(one.status).toBe(200);
+    } finally {
+      await closeServer(server);
+    }
+    const servers = recorded.spans().filter((span) => span.kind === SpanKind.SERVER);
+    expect(servers).toHaveLength(41);
+    expect(new Set(servers.map((span) => span.name))).toEqual(
+      new Set(['POST /hooks/:tenant', 'POST /regions/:region/v1/in/:channel']),
+    );
+    expect(new Set(servers.map((span) => span.attributes['http.route']))).toEqual(
+      new Set(['/hooks/:tenant', '/regions/:region/v1/in/:channel']),
+    );
+  });
+
+  it('Express: a mount whose template cannot be told (a RegExp) names the request by its method alone', async () => {
+    trace.setGlobalTracerProvider(recorded.provider);
+    const app = express();
+    const router = express.Router();
+    router.post('/in', webhookHandler(tracedReceiver()));
+    app.use(/^\/t\/(\w+)/, router);
+    for (const tenant of ['a', 'b']) {
+      const response = await request(app).post(`/t/${tenant}/in`).set(JSON_TYPE).send('{}');
+      expect(response.status).toBe(401);
+    }
+    const names = recorded
+      .spans()
+      .filter((span) => span.kind === SpanKind.SERVER)
+      .map((span) => [span.name, span.attributes['http.route']]);
+    expect(names).toEqual([
+      ['POST', undefined],
+      ['POST', undefined],
+    ]);
+  });
+
   it('Fastify: named by the plugin’s path with the prefix of its scope, over a real socket', async () => {
     trace.setGlobalTracerProvider(recorded.provider);
     const app = Fastify();
@@ -115,6 +177,34 @@ describe('traced deliveries through the adapters', () => {
     } finally {
       await app.close();
     }
+  });
+
+  it('Fastify: a prefix with a parameter names every request by its template', async () => {
+    trace.setGlobalTracerProvider(recorded.provider);
+    const app = Fastify();
+    await app.register(
+      async (scope) => {
+        await scope.register(webhooks, { receiver: tracedReceiver(), path: '/in/:channel' });
+      },
+      { prefix: '/hooks/:tenant' },
+    );
+    const base = await app.listen({ port: 0, host: '127.0.0.1' });
+    try {
+      for (const tenant of ['a', 'b', 'c']) {
+        const response = await fetch(`${base}/hooks/${tenant}/in/${tenant}`, {
+          method: 'POST',
+          headers: JSON_TYPE,
+          body: '{}',
+        });
+        expect(response.status).toBe(401);
+      }
+    } finally {
+      await app.close();
+    }
+    const servers = recorded.spans().filter((span) => span.kind === SpanKind.SERVER);
+    expect(servers.map((span) => [span.name, span.attributes['http.route']])).toEqual(
+      Array(3).fill(['POST /hooks/:tenant/in/:channel', '/hooks/:tenant/in/:channel']),
+    );
   });
 
   it('Fetch: no route known, so named by the method; the path and host from the Request URL', async () => {

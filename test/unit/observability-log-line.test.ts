@@ -90,6 +90,29 @@ describe('logger: console (and any logger without child)', () => {
       /^webhook processed "req 1 status=500" 200 [\d.]+ms eventId=evt_\w+ eventType="odd type\\nwebhook processed x=1"$/,
     );
   });
+
+  it('a line separator JSON leaves raw (U+2028, U+2029, U+0085) is escaped: a line reader sees one line', async () => {
+    const lines: string[] = [];
+    const logger = { info: (line: string) => lines.push(line), warn: () => {}, error: () => {} };
+    const receiver = createReceiver({ secrets: LIVE, logger });
+    const event = {
+      ...createEvent('message.delivered'),
+      id: 'evt_a\u2028webhook processed x=1',
+      type: 'odd\u2029type\u0085webhook\u009b31m\u202eprocessed',
+    };
+    const body = JSON.stringify(event);
+    await receiver.receive(request(body, createSignedRequest(body, { secret: LIVE }).headers));
+    expect(lines).toHaveLength(1);
+    const line = lines[0] as string;
+    // What Python's str.splitlines() and many log shippers take for the end of a line.
+    const breaks = ['\n', '\v', '\f', '\r', '\x1c', '\x1d', '\x1e', '\x85', '\u2028', '\u2029'];
+    expect(breaks.filter((lineBreak) => line.includes(lineBreak))).toEqual([]);
+    expect(line).toMatch(/^[^\u0080-\u009f\u2028\u2029\u202e]*$/);
+    expect(line).toContain(' eventId="evt_a\\u2028webhook processed x=1" ');
+    expect(line).toMatch(/ eventType="odd\\u2029type\\u0085webhook\\u009b31m\\u202eprocessed"$/);
+    // Still JSON: the quoted value reads back as the sender's text.
+    expect(JSON.parse((/eventType=(".*")$/.exec(line) as RegExpExecArray)[1] as string)).toBe(event.type);
+  });
 });
 
 describe('logger: pino', () => {

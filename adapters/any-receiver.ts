@@ -1,19 +1,10 @@
-import type { Outcome } from '../src/adapter.js';
+import type { AnyReceiver, Outcome, ReceiverSource } from '../src/adapter.js';
 import { nextRequestId } from '../src/base/bytes.js';
 import { rejectedOutcome } from '../src/contract/outcome.js';
 import { receiveNow, receiveOf } from '../src/contract/receive-now.js';
-import { type Receiver, WebhookConfigError } from '../src/index.js';
+import { WebhookConfigError } from '../src/index.js';
 
-/** What every adapter mounts: a receiver of any catalogue and store (adapters only move bytes). */
-// biome-ignore lint/suspicious/noExplicitAny: the catalogue and transaction types do not matter to an adapter
-export type AnyReceiver = Receiver<any, any>;
-
-/**
- * A receiver, or a function that creates it at the first request. A factory keeps configuration out of
- * module scope: `next build` imports every route with no secret in its environment, and a Worker's secrets
- * only exist once a request runs.
- */
-export type ReceiverSource = AnyReceiver | (() => AnyReceiver);
+export type { AnyReceiver, ReceiverSource };
 
 /** The one part of a receiver the request adapters use. */
 export type RequestReceiver = Pick<AnyReceiver, 'receive'>;

@@ -72,3 +72,42 @@ export type {
 } from './durable/port.js';
 export { type AdapterReceiver, type ReceiverSource, receiverAtFirstRequest } from './receiver/source.js';
 export type { ClaimResult, StoreTx } from './stores/types.js';
+
+// Types the public signatures name, exported so a user can name them too (types only: nothing at runtime). The
+// root entry stays small, so the types of its signatures are here: the receiver's options, handlers and logger,
+// the verifier, signature profiles and stores.
+
+export type { SignedPiece } from './base/bytes.js';
+export type { DeliveryContext, Mode } from './contract/context.js';
+export type { ErrorCode } from './contract/errors.js';
+export type { ProviderBase } from './crypto/provider.js';
+export type { CatalogueEvent, EventEnvelope } from './events/catalogue.js';
+export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
+export type { LineLogger, StructuredLogger } from './observability/logger.js';
+export type { MetricsSeries } from './observability/metrics.js';
+export type { AnyEventHandler, ErrorHandler, RejectionHandler } from './receiver/handlers.js';
+export type { BodyShapeProblem } from './signature/json-members.js';
+export type { VerifyOptions } from './signature/one-shot.js';
+export type { BodySignatureOptions } from './signature/presets.js';
+export type {
+  BodySignedContent,
+  ContentTemplate,
+  ResolvedConfig,
+  SignatureLocation,
+  Slot,
+  TimestampSource,
+} from './signature/profile-config.js';
+export type { SignatureProblem } from './signature/profile-text.js';
+export type { SignatureReading } from './signature/reading.js';
+export type { SecretFormat, SecretList } from './signature/secrets.js';
+export type { SignatureSyntax } from './signature/syntaxes/index.js';
+export type { SignatureScan } from './signature/syntaxes/scan.js';
+export type {
+  SignedRequestParts,
+  Tolerance,
+  Verifier,
+  VerifierOptions,
+  VerifyResult,
+} from './signature/verifier.js';
+export type { FailOpenOptions } from './stores/fail-open.js';
+export type { MemoryDedupeStoreOptions } from './stores/memory.js';

@@ -4,8 +4,13 @@ import { type SignatureProfile, signRequest } from './signature/index.js';
 import type { Secret } from './signature/secrets.js';
 
 export { createId, createPhoneNumber, isoTimestamp } from './events/ids.js';
+// Types the functions above name, so a test can name them too.
+export type { DataOf } from './events/sample-event.js';
 export { createEvent, type EventOverrides, type TestEvent } from './events/sample-event.js';
 export { signPayload, signPayloadAsync, signRequest, signRequestAsync } from './signature/index.js';
+export type { SignedDelivery } from './signature/profile.js';
+export type { Secret } from './signature/secrets.js';
+export type { SignOptions } from './signature/signer.js';
 
 export interface SignedRequestOptions {
   /** An unset variable (undefined) throws a WebhookConfigError that says so. */

@@ -1,7 +1,7 @@
 import { CHECK_TIMEOUT_MS, type CheckResult, runChecks, SKEW_SECONDS } from '../sending/go-live-checks.js';
 import { answerLabel } from '../sending/http.js';
 import { BIN, type Command, parseDelivery, SIGNING_HELP } from './args.js';
-import { formatMs, palette, table } from './output.js';
+import { escapeControls, formatMs, palette, table } from './output.js';
 
 const help = `Usage: ${BIN} check <url> --secret S [--json] [--header NAME]
 
@@ -42,9 +42,9 @@ function report(url: string, results: CheckResult[]): string {
     result.passed ? color.green('PASS') : color.red('FAIL'),
     result.id,
     result.expected,
-    result.status === 0 ? '-' : answerLabel(result),
+    result.status === 0 ? '-' : escapeControls(answerLabel(result)),
     formatMs(result.ms),
-    result.detail,
+    escapeControls(result.detail),
   ]);
   const failed = results.filter((result) => !result.passed);
   const summary =

@@ -1,11 +1,12 @@
 import type { DeadLetter, PurgeResult, ReplayResult } from '../durable/dead-letters.js';
 import { BIN } from './args.js';
-import { palette, table } from './output.js';
+import { escapeControls, escapeLines, palette, table } from './output.js';
 
 const ERROR_WIDTH = 60;
 
+// Every id, type, key and message below came with an event or its error: escaped before it reaches a terminal.
 const one = (text: string, width: number) => {
-  const line = text.replace(/\s+/g, ' ').trim();
+  const line = escapeControls(text.replace(/\s+/g, ' ').trim());
   return line.length > width ? `${line.slice(0, width - 1)}…` : line;
 };
 
@@ -23,12 +24,10 @@ export function listReport(queue: string, entries: DeadLetter[], total: number, 
       : `No dead letters past offset ${offset}: queue ${queue} holds ${total}.`;
   }
   const rows = entries.map((entry) => [
-    entry.id,
-    entry.event.type,
-    entry.mode,
+    ...[entry.id, entry.event.type, entry.mode].map(escapeControls),
     String(entry.attempts),
     when(entry.failedAt),
-    entry.error.reason,
+    escapeControls(entry.error.reason),
     one(entry.error.message, ERROR_WIDTH),
   ]);
   const last = offset + entries.length;
@@ -55,8 +54,8 @@ export function showReport(entry: DeadLetter): string {
     ['error', entry.error.message],
   ];
   const width = Math.max(...fields.map(([name]) => name.length));
-  const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${value}`);
-  return `${lines.join('\n')}\n\nevent:\n${JSON.stringify(entry.event, null, 2)}`;
+  const lines = fields.map(([name, value]) => `${name.padEnd(width)}  ${escapeControls(value)}`);
+  return `${lines.join('\n')}\n\nevent:\n${escapeLines(JSON.stringify(entry.event, null, 2))}`;
 }
 
 export function changeReport(action: 'replay' | 'purge', queue: string, result: ReplayResult | PurgeResult) {
@@ -64,8 +63,12 @@ export function changeReport(action: 'replay' | 'purge', queue: string, result: 
   const done = 'replayed' in result ? result.replayed : result.purged;
   const verb = action === 'replay' ? 'replayed' : 'purged';
   const rows = [
-    ...done.map((id) => [id, color.green(verb), '']),
-    ...result.skipped.map((skip) => [skip.id, color.yellow(`skipped: ${skip.reason}`), skip.message]),
+    ...done.map((id) => [escapeControls(id), color.green(verb), '']),
+    ...result.skipped.map((skip) => [
+      escapeControls(skip.id),
+      color.yellow(`skipped: ${escapeControls(skip.reason)}`),
+      escapeControls(skip.message),
+    ]),
   ];
   const summary = `${done.length} ${verb}, ${result.skipped.length} skipped (queue ${queue}).`;
   if (rows.length === 0) return `No dead letters in queue ${queue}: nothing ${verb}.`;

@@ -18,7 +18,7 @@ import {
   signingProfile,
   UsageError,
 } from './args.js';
-import { formatMs, palette } from './output.js';
+import { escapeControls, escapeLines, formatMs, palette } from './output.js';
 import { whenStarterEnds } from './wrapper-watch.js';
 
 const help = `Usage: ${BIN} listen [--port P] [--host H] --secret S [--forward URL] [--profile NAME] [--header NAME]
@@ -61,14 +61,14 @@ export const listen: Command = {
     receiver.onAny(async (event, ctx) => {
       out(
         // No mode: listen takes one secret, which does not say whether it is a live or a test one.
-        `${color.bold(event.type)} ${event.id ?? '(no id)'} ${color.dim(ctx.requestId)}`,
+        `${color.bold(escapeControls(event.type))} ${escapeControls(event.id ?? '(no id)')} ${color.dim(ctx.requestId)}`,
       );
-      out(JSON.stringify(event, null, 2));
+      out(escapeLines(JSON.stringify(event, null, 2)));
       const delivery = deliveries.get(ctx.requestId);
       if (forward && delivery?.body)
         await forwardTo(forward, delivery.body, delivery.req, profile.headers, out);
     });
-    receiver.onError((error) => out(color.red(`  ${error.message}`)));
+    receiver.onError((error) => out(color.red(`  ${escapeControls(error.message)}`)));
 
     const server = serve(receiver, deliveries, (outcome, req) => out(describeOutcome(outcome, req, color)));
     await new Promise<void>((resolve, reject) => {
@@ -154,7 +154,9 @@ async function forwardTo(
     if (typeof value === 'string') headers[name] = value;
   }
   const answer = await post(url, { body, headers });
-  out(`  forwarded to ${url}: ${answer.status || answer.error} in ${formatMs(answer.ms)}`);
+  out(
+    `  forwarded to ${url}: ${escapeControls(String(answer.status || answer.error))} in ${formatMs(answer.ms)}`,
+  );
   if (!isAcknowledged(answer)) {
     throw new Error(
       `forward to ${url} answered ${answer.status || answer.error}${answer.reason ? ` ${answer.reason}` : ''}`,
@@ -163,14 +165,14 @@ async function forwardTo(
 }
 
 function describeOutcome(outcome: Outcome, req: IncomingMessage, color: ReturnType<typeof palette>): string {
-  const line = `${req.method} ${req.url} → ${outcome.status}`;
+  const line = escapeControls(`${req.method} ${req.url} → ${outcome.status}`);
   if (outcome.status < 300) {
     return color.green(
       `${line}${outcome.duplicate ? ' duplicate (already processed, handlers not run)' : ''}`,
     );
   }
   const message = (JSON.parse(outcome.body) as { error?: { message?: string } }).error?.message ?? '';
-  return color.red(`${line} ${outcome.reason}: ${message}`);
+  return color.red(`${line} ${outcome.reason}: ${escapeControls(message)}`);
 }
 
 function requireForwardUrl(url: string): string {

@@ -5,6 +5,7 @@ import { check } from './check.js';
 import { deadLetter } from './dead-letter.js';
 import { emulate } from './emulate.js';
 import { listen } from './listen.js';
+import { escapeLines } from './output.js';
 import { send } from './send.js';
 import { sign } from './sign.js';
 import { simulate } from './simulate.js';
@@ -59,7 +60,8 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     // Messages only, never a stack trace: every expected failure already says what to do.
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`${BIN}: ${message}\n`);
+    // An engine's or an endpoint's words may be in it: shown, never acted on by the terminal.
+    process.stderr.write(`${BIN}: ${escapeLines(message)}\n`);
     process.exitCode = error instanceof UsageError ? 2 : 1;
   },
 );

@@ -1,3 +1,10 @@
+import { clearLine, cursorTo } from 'node:readline';
+import { stripVTControlCharacters, styleText } from 'node:util';
+
+import { escapeControls } from '../base/printable.js';
+
+export { escapeControls };
+
 type Paint = (text: string) => string;
 
 export interface Palette {
@@ -9,29 +16,28 @@ export interface Palette {
 }
 
 const plain: Paint = (text) => text;
-const ansi =
-  (open: number, close: number): Paint =>
+// The stream was judged here (NO_COLOR, a terminal): Node's own check, which looks at stdout alone, is off.
+const style =
+  (format: 'green' | 'red' | 'yellow' | 'dim' | 'bold'): Paint =>
   (text) =>
-    `\u001b[${open}m${text}\u001b[${close}m`;
+    styleText(format, text, { validateStream: false });
 
 /** ANSI colours only for a terminal, and never when NO_COLOR is set (no-color.org). */
 export function palette(stream: NodeJS.WriteStream = process.stdout): Palette {
   const noColor = process.env.NO_COLOR !== undefined && process.env.NO_COLOR !== '';
   if (!stream.isTTY || noColor) return { green: plain, red: plain, yellow: plain, dim: plain, bold: plain };
   return {
-    green: ansi(32, 39),
-    red: ansi(31, 39),
-    yellow: ansi(33, 39),
-    dim: ansi(2, 22),
-    bold: ansi(1, 22),
+    green: style('green'),
+    red: style('red'),
+    yellow: style('yellow'),
+    dim: style('dim'),
+    bold: style('bold'),
   };
 }
 
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching ANSI escapes is the point
-const ESCAPES = /\u001b\[[0-9;]*m/g;
-const visibleLength = (text: string) => text.replace(ESCAPES, '').length;
+const visibleLength = (text: string) => stripVTControlCharacters(text).length;
 
-/** Columns padded to their widest cell; cells may be coloured. */
+/** Columns padded to their widest cell; cells may be coloured, and text from outside is escaped before it is. */
 export function table(header: string[], rows: string[][]): string {
   const widths = header.map((cell, column) =>
     Math.max(visibleLength(cell), ...rows.map((row) => visibleLength(row[column] ?? ''))),
@@ -62,24 +68,38 @@ export function progressLine(stream: NodeJS.WriteStream = process.stderr): Progr
       const now = Date.now();
       if (now - last < 100) return;
       last = now;
-      stream.write(`\r\u001b[K${text}`);
+      rewrite(stream, text);
     },
     done() {
-      stream.write(`\r\u001b[K${pending}\n`);
+      rewrite(stream, `${pending}\n`);
     },
   };
+}
+
+function rewrite(stream: NodeJS.WriteStream, text: string): void {
+  cursorTo(stream, 0);
+  clearLine(stream, 0);
+  stream.write(text);
 }
 
 export function formatMs(ms: number): string {
   return ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
 }
 
-/** JSON text pretty-printed when it parses, else as it is (bodies are the endpoint's answer, not secrets). */
+/** Lines of text from outside, each escaped: its line breaks kept, every other control character shown. */
+export function escapeLines(text: string): string {
+  return text.split('\n').map(escapeControls).join('\n');
+}
+
+/**
+ * JSON text pretty-printed when it parses, else as it is (bodies are the endpoint's answer, not secrets); escaped
+ * either way, since the endpoint chose every byte of it.
+ */
 export function prettyBody(text: string): string {
   try {
-    return JSON.stringify(JSON.parse(text), null, 2);
+    return escapeLines(JSON.stringify(JSON.parse(text), null, 2));
   } catch {
-    return text;
+    return escapeLines(text);
   }
 }
 

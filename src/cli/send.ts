@@ -1,7 +1,7 @@
 import { createEvent } from '../events/sample-event.js';
 import { isAcknowledged, post, signedDelivery } from '../sending/http.js';
 import { BIN, type Command, parseDelivery, SIGNING_HELP, UsageError } from './args.js';
-import { formatMs, palette, prettyBody } from './output.js';
+import { escapeControls, formatMs, palette, prettyBody } from './output.js';
 
 const help = `Usage: ${BIN} send <url> --secret S [--type T] [--data JSON] [--header NAME]
 
@@ -30,7 +30,9 @@ export const send: Command = {
     process.stdout.write(`${color.dim(`POST ${url}  ${event.type} ${event.id}`)}\n`);
     const answer = await post(url, delivery);
     if (answer.status === 0) {
-      process.stdout.write(`${color.red('no answer')}: ${answer.error} (${formatMs(answer.ms)})\n`);
+      process.stdout.write(
+        `${color.red('no answer')}: ${escapeControls(String(answer.error))} (${formatMs(answer.ms)})\n`,
+      );
       return 1;
     }
     const ok = isAcknowledged(answer);
@@ -43,7 +45,7 @@ export const send: Command = {
     process.stdout.write(
       `${status} in ${formatMs(answer.ms)}${notes
         .filter(Boolean)
-        .map((note) => `  ${note}`)
+        .map((note) => `  ${escapeControls(String(note))}`)
         .join('')}\n`,
     );
     if (answer.body) process.stdout.write(`${prettyBody(answer.body)}\n`);

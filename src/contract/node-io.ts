@@ -4,6 +4,7 @@ import {
   BODY_LENGTH_MISMATCH,
   BODY_TIMEOUT,
   BODY_TOO_LARGE,
+  type BodyRead,
   type BodyReader,
   type HeaderSource,
   type ReceiveRequest,
@@ -130,7 +131,7 @@ export function readNodeBody(
   req: NodeRequestLike,
   maxBytes: number,
   deadlineMs: number,
-): NodeBody | Promise<NodeBody | undefined> {
+): BodyRead | Promise<BodyRead> {
   const contentLength = req.headers['content-length'];
   const declared = contentLength === undefined ? undefined : Number(contentLength);
   if (declared !== undefined && declared > maxBytes) return BODY_TOO_LARGE;

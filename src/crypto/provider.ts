@@ -5,7 +5,8 @@ export type DigestEncoding = 'hex' | 'base64';
 
 export const digestLength: Record<HashName, number> = { 'SHA-256': 32, 'SHA-384': 48, 'SHA-512': 64 };
 
-interface ProviderBase {
+/** What every crypto provider has, synchronous or not. */
+export interface ProviderBase {
   /** `node:crypto`, `web-crypto`, or your own: names the provider in diagnostics and errors. */
   readonly name: string;
   /**

@@ -11,6 +11,7 @@ export type {
 export type {
   AttemptRecord,
   CampaignRecord,
+  DeliveryKind,
   DeliveryRecord,
   EmulatorState,
   EventRecord,

@@ -2,7 +2,8 @@ import type { z } from 'zod';
 import type { DefaultEvents } from './catalogue.js';
 import { createId, createPhoneNumber, isoTimestamp } from './ids.js';
 
-type DataOf<K extends keyof DefaultEvents> = z.output<DefaultEvents[K]>;
+/** The `data` of a catalogue event type, as its schema outputs it. */
+export type DataOf<K extends keyof DefaultEvents> = z.output<DefaultEvents[K]>;
 
 const defaultData: { [K in keyof DefaultEvents]: () => DataOf<K> } = {
   'message.delivered': () => ({ message_id: createId('msg_'), to: createPhoneNumber(), operator: 'op_test' }),

@@ -1,3 +1,4 @@
+import { escapeControls } from '../base/printable.js';
 import type { RejectionDiagnostics } from './diagnostics.js';
 
 /** The one structured line written per request. Never a secret, a signature or a body. */
@@ -26,8 +27,9 @@ const LEADING = new Set(['requestId', 'status', 'durationMs', 'outcome', 'reason
 /**
  * One line a person reads and grep finds: `webhook rejected: signature_mismatch req_… 401 0.4ms hint="…"
  * body.bytes=187 …`. Nested fields are flattened to dotted names; a value with a space, a quote, an equals
- * sign or a control character is JSON-quoted, so a sender's event type or request id can never start a
- * line of its own or pass for another field.
+ * sign or a control character is JSON-quoted, with the control characters JSON leaves as they are (DEL, C1,
+ * U+2028, U+2029) escaped too, so a sender's event type or request id can never start a line of its own, pass
+ * for another field, or act on the terminal that shows the log.
  */
 export function formatLogLine(message: string, fields: RequestLogFields): string {
   const parts = [message, quote(fields.requestId), String(fields.status), `${fields.durationMs}ms`];
@@ -57,31 +59,13 @@ function flatten(value: object, prefix: string, parts: string[]): void {
  */
 const PLAIN = /^[^\s"=\\\p{Cc}\p{Cf}]+$/u;
 
-/**
- * What JSON.stringify leaves raw but a reader may still take for the end of a line (Python's splitlines, many
- * log shippers: U+0085, U+2028, U+2029) or a terminal for a command (C1 controls): written as \u escapes, which
- * keep the quoted value valid JSON.
- */
-const UNSAFE_IN_QUOTES = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}]/gu;
-
-/** Each UTF-16 unit of the character as a \u escape (a character past U+FFFF as its surrogate pair). */
-function escapeChar(char: string): string {
-  let escaped = '';
-  for (let i = 0; i < char.length; i++) escaped += `\\u${char.charCodeAt(i).toString(16).padStart(4, '0')}`;
-  return escaped;
-}
-
-function jsonQuote(value: unknown): string {
-  return JSON.stringify(value).replace(UNSAFE_IN_QUOTES, escapeChar);
-}
-
 function quote(value: unknown): string {
   if (Array.isArray(value)) {
     const items = value.map(String);
     return items.length > 0 && items.every((item) => PLAIN.test(item) && !item.includes(','))
       ? items.join(',')
-      : jsonQuote(value);
+      : escapeControls(JSON.stringify(value));
   }
   const text = String(value);
-  return PLAIN.test(text) ? text : jsonQuote(text);
+  return PLAIN.test(text) ? text : escapeControls(JSON.stringify(text));
 }

@@ -89,6 +89,12 @@ describe('messaging-webhooks CLI: help and usage mistakes', () => {
     expect(result.code).toBe(2);
     expect(result.stdout + result.stderr).not.toContain(secret);
   });
+
+  it('prints an error escaped: what it quotes cannot act on the terminal', async () => {
+    const result = await runCli(['dead-letter', 'list', '--engine', 'x\u001b]0;owned\u0007\u009b2J']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain("got 'x\\u001b]0;owned\\u0007\\u009b2J'");
+  });
 });
 
 describe('sign', () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { palette, percentile, table } from '../../src/cli/output.js';
+import { escapeControls, palette, percentile, prettyBody, table } from '../../src/cli/output.js';
 
 const tty = { isTTY: true } as NodeJS.WriteStream;
 const pipe = { isTTY: false } as NodeJS.WriteStream;
@@ -32,6 +32,19 @@ describe('CLI output', () => {
     // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping the colours the table was given
     const lines = text.replace(/\u001b\[[0-9;]*m/g, '').split('\n');
     expect(lines).toEqual(['result  check', '──────  ────────', 'PASS    valid', 'FAIL    tampered']);
+  });
+
+  it('escapes every control character: C0, DEL, C1, U+2028 and U+2029; printable text as it is', () => {
+    expect(escapeControls('a\u0000\u0007\t\n\r\u001b[2J\u007f\u0085\u009b\u2028\u2029é €')).toBe(
+      'a\\u0000\\u0007\\t\\n\\r\\u001b[2J\\u007f\\u0085\\u009b\\u2028\\u2029é €',
+    );
+  });
+
+  it("an endpoint's answer is printed escaped, JSON or not, its line breaks kept", () => {
+    expect(prettyBody('{"error":"\\u001b]0;owned\\u0007\\u009b\u009b"}')).toBe(
+      '{\n  "error": "\\u001b]0;owned\\u0007\\u009b\\u009b"\n}',
+    );
+    expect(prettyBody('line one\u001b[2J\nline two\u0085')).toBe('line one\\u001b[2J\nline two\\u0085');
   });
 
   it('percentiles by nearest rank', () => {

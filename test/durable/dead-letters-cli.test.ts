@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliPath, ensureBuilt } from '../support/build.js';
 import { runCli } from '../support/child-processes.js';
@@ -14,8 +15,8 @@ const bullmq = bullmqHarness(prefix);
 const pgBoss = pgBossHarness(schema);
 const closers: (() => Promise<unknown>)[] = [];
 
-/** A queue of the harness with `count` dead letters; its worker keeps running. */
-async function withDeadLetters(count: number) {
+/** A queue of the harness with `count` dead letters (ids from `id`, if given); its worker keeps running. */
+async function withDeadLetters(count: number, id?: () => string) {
   const poisoned = poisonedQueue(bullmq, 1);
   const deadLetters = bullmq.deadLetters(poisoned.queue);
   const worker = await bullmq.worker(poisoned.receiver, poisoned.queue);
@@ -24,7 +25,7 @@ async function withDeadLetters(count: number) {
     () => deadLetters.close(),
     () => worker.close(),
   );
-  const ids = await poisoned.poison(count, deadLetters);
+  const ids = await poisoned.poison(count, deadLetters, id);
   const flags = ['--redis-url', REDIS_URL, '--prefix', prefix, '--queue', poisoned.queue.queue.name];
   const cli = (...args: string[]) => runCli(['dead-letter', ...args, ...flags]);
   return { ...poisoned, deadLetters, ids, cli };
@@ -94,6 +95,25 @@ describe('messaging-webhooks dead-letter on BullMQ', () => {
     const missing = await cli('show', 'evt_not_there');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toMatch(/no dead letter evt_not_there in queue .*dead-letter list/);
+  }, 60_000);
+
+  it('shows what an event and its error carry escaped: no control character reaches the terminal', async () => {
+    // Clipboard write (OSC 52), window title (OSC 0), clear screen, concealed text, a C1 CSI, DEL, NEL, U+2028.
+    const hostile =
+      '\u001b]52;c;cm0gLXJmIH4=\u0007\u001b]0;owned\u0007\u001b[2J\u001b[8m\u009b31m\u007f\u0085\u2028';
+    const { ids, cli } = await withDeadLetters(1, () => `evt_${randomUUID()}${hostile}`);
+    const [id] = ids as [string];
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may reach the terminal
+    const control = /[\u0000-\u0009\u000b-\u001f\u007f-\u009f\u2028\u2029]/;
+    const escaped = '\\u001b]52;c;cm0gLXJmIH4=\\u0007\\u001b]0;owned\\u0007\\u001b[2J\\u001b[8m\\u009b31m';
+    for (const args of [['list'], ['show', id]]) {
+      const shown = await cli(...args);
+      expect(shown.code, shown.stderr).toBe(0);
+      expect(shown.stdout).not.toMatch(control);
+      expect(shown.stdout).toContain(`evt_${id.slice(4, 40)}${escaped}`);
+    }
+    const json = JSON.parse((await cli('show', id, '--json')).stdout);
+    expect(json.deadLetter.id).toBe(id);
   }, 60_000);
 
   it('refuses to replay or purge several events without --yes when it cannot ask, then does with it', async () => {

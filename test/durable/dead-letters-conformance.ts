@@ -43,10 +43,10 @@ export function poisonedQueue<Q extends DurableQueue>(harness: DeadLetterHarness
   };
   /**
    * Delivers `count` events and waits until each one is dead-lettered: onError told, and the engine holding
-   * it (a pg-boss worker tells onError before it fails the job).
+   * it (a pg-boss worker tells onError before it fails the job). `id` names the events (random ids otherwise).
    */
-  async function poison(count: number, held: DeadLetters): Promise<string[]> {
-    const events = Array.from({ length: count }, () => deliveredEvent());
+  async function poison(count: number, held: DeadLetters, id?: () => string): Promise<string[]> {
+    const events = Array.from({ length: count }, () => deliveredEvent({}, id ? { id: id() } : {}));
     for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 202);
     const ids = events.map((event) => event.id as string);
     await until(() => ids.every((id) => deadLettered.has(id)), { changes, what: 'dead letters' });

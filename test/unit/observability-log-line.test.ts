@@ -214,3 +214,20 @@ describe('a failure on this side in the log line', () => {
     );
   });
 });
+
+describe('log line: what a terminal would act on', () => {
+  it("a handler error's DEL, C1 and line separators are escaped, not only the C0 JSON escapes", async () => {
+    const lines: string[] = [];
+    const logger = { info: () => {}, warn: () => {}, error: (line: string) => lines.push(line) };
+    const receiver = createReceiver({ secrets: LIVE, logger });
+    receiver.on('message.delivered', () => {
+      throw new Error('locked\u009b2J\u0085\u2028\u2029\u007f\u001b[8m');
+    });
+    expect((await receiver.receive(deliveries(LIVE).signed)).status).toBe(500);
+    expect(lines).toHaveLength(1);
+    // biome-ignore lint/suspicious/noControlCharactersInRegex: no control character may reach the line
+    expect(lines[0]).not.toMatch(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/);
+    expect(lines[0]).toContain('Cause: locked\\u009b2J\\u0085');
+    expect(lines[0]).toMatch(/\\u007f\\u001b\[8m"$/);
+  });
+});

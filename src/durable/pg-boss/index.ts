@@ -5,5 +5,12 @@ export {
   pgBossJobId,
   pgBossQueue,
 } from './queue.js';
-export type { PgBossInstance } from './types.js';
+export type {
+  PgBossInstance,
+  PgBossJob,
+  PgBossJobResult,
+  PgBossJobState,
+  PgBossQueuePolicy,
+  PgBossWorkOptions,
+} from './types.js';
 export { createPgBossWorker, type PgBossWorkerOptions } from './worker.js';

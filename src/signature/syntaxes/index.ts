@@ -5,16 +5,17 @@ import { versionedListSyntax } from './v1-list.js';
 
 export { isDigits, type SignatureScan, type SyntaxSpec } from './scan.js';
 
+/** The name a profile config gives a signature syntax: one per line of the table below. */
+export type SignatureSyntax = 't-v1' | 'v1-list' | 'plain';
+
 /**
- * Every signature syntax by the name a profile config gives it. A new syntax is one file exporting a
- * SyntaxSpec and one line here: the config check, the profile, its messages and the diagnostics read this table.
+ * Every signature syntax by its name. A new syntax is one file exporting a SyntaxSpec, its name above and one
+ * line here: the config check, the profile, its messages and the diagnostics read this table.
  */
 export const syntaxes = {
   't-v1': timestampedSyntax,
   'v1-list': versionedListSyntax,
   plain: plainSyntax,
-} as const satisfies Record<string, SyntaxSpec>;
-
-export type SignatureSyntax = keyof typeof syntaxes;
+} as const satisfies Record<SignatureSyntax, SyntaxSpec>;
 
 export const syntaxNames = Object.keys(syntaxes) as SignatureSyntax[];

@@ -1,0 +1,37 @@
+import { describe, expectTypeOf, it } from 'vitest';
+import type {
+  AdapterReceiver,
+  ErrorCode,
+  MemoryDedupeStoreOptions,
+  Mode,
+  ReceiverSource,
+  Verifier,
+  VerifyResult,
+} from '../../src/adapter.js';
+import type { DeliveryKind } from '../../src/emulator/index.js';
+import type { MemoryDedupeStore, WebhookHandlerError } from '../../src/index.js';
+import { createVerifier } from '../../src/index.js';
+import type { DataOf, SignedDelivery, SignOptions } from '../../src/testing.js';
+import { signRequest } from '../../src/testing.js';
+
+/* A user can name what the package gives them: the types of public signatures come from an entry. */
+describe('the types public signatures name are exported', () => {
+  it("the root entry's verifier, errors and store options, from messaging-webhooks/adapter", () => {
+    const verifier = createVerifier({ secrets: 'whsec_x' });
+    expectTypeOf(verifier).toEqualTypeOf<Verifier>();
+    expectTypeOf(verifier.verify).returns.toMatchTypeOf<VerifyResult | Promise<VerifyResult>>();
+    expectTypeOf<WebhookHandlerError['code']>().toEqualTypeOf<ErrorCode>();
+    expectTypeOf<ConstructorParameters<typeof MemoryDedupeStore>[0]>().toEqualTypeOf<
+      MemoryDedupeStoreOptions | undefined
+    >();
+    expectTypeOf<Mode>().toEqualTypeOf<'live' | 'test'>();
+    expectTypeOf<AdapterReceiver>().toMatchTypeOf<ReceiverSource>();
+  });
+
+  it("the testing and emulator entries' own", () => {
+    expectTypeOf(signRequest).parameters.toEqualTypeOf<[SignOptions]>();
+    expectTypeOf(signRequest).returns.toEqualTypeOf<SignedDelivery>();
+    expectTypeOf<DataOf<'message.delivered'>>().toHaveProperty('message_id');
+    expectTypeOf<DeliveryKind>().toBeString();
+  });
+});

@@ -5,12 +5,13 @@ import { traceHandlers } from '../pipeline/traced.js';
 import type { ErrorContext } from '../receiver/handlers.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
-import { type AttemptTrace, type JobTracing, tracedRun } from './job-span.js';
+import { type AttemptTrace, tracedRun } from './job-span.js';
 import type {
   DispatchingReceiver,
   DurableJob,
   DurableQueue,
   DurableWorkerOptions,
+  JobEngine,
   RetryOptions,
   WorkerCounters,
 } from './port.js';
@@ -45,11 +46,12 @@ export function durationOption(name: string, value: number | undefined, fallback
 
 /**
  * The runner of a worker's options, validated: its handler deadline, with a `store` its inbox, with `tracing`
- * its spans (named after the engine and the queue).
+ * its spans (named after the engine and the queue `destination`).
  */
 export function workerRunner<Q extends DurableQueue>(
   options: DurableWorkerOptions<Q>,
-  engine: Omit<JobTracing, 'tracing'>,
+  engine: JobEngine,
+  destination: string,
 ): WorkerRunner {
   const { receiver, store } = options;
   const handlerTimeoutMs = durationOption(
@@ -70,7 +72,7 @@ export function workerRunner<Q extends DurableQueue>(
   return {
     ...runner,
     run: tracing
-      ? tracedRun({ tracing, ...engine }, runner.run)
+      ? tracedRun({ tracing, system: engine.name, destination }, runner.run)
       : (job: DurableJob, attempt: number, attempts: number) => runner.run(job, attempt, attempts),
     traced: tracing !== undefined,
   };
@@ -236,13 +238,9 @@ function errorContext(job: DurableJob, reason: DeadLetterCode): ErrorContext {
 }
 
 /** The dead-letter reason an engine's failure carries: the run's own code, else what the engine said. */
-export function deadLetterReason(error: unknown): DeadLetterCode {
+export function deadLetterReason(error: unknown, engine: JobEngine): DeadLetterCode {
   if (error instanceof WebhookHandlerError) {
     return error.code === 'handler_timeout' ? 'handler_timeout' : 'handler_failed';
   }
-  const message = String((error as Error)?.message ?? error);
-  if (/stalled|heartbeat/i.test(message)) return 'job_stalled';
-  if (/missing lock|lock mismatch/i.test(message)) return 'lock_lost';
-  if (/timed out|timeout/i.test(message)) return 'handler_timeout';
-  return 'handler_failed';
+  return engine.failureReason(String((error as Error)?.message ?? error)) ?? 'handler_failed';
 }

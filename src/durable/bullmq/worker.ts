@@ -3,6 +3,7 @@ import { WebhookHandlerError } from '../../base/errors.js';
 import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
 import type { AttemptTrace } from '../job-span.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
+import { bullmqEngine } from './engine.js';
 import type { BullmqDurableQueue } from './queue.js';
 
 export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQueue> {
@@ -40,7 +41,7 @@ export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<
   );
   const maxStalledCount = durationOption('maxStalledCount', options.maxStalledCount, 1, 0);
   const concurrency = durationOption('concurrency', options.concurrency, 16);
-  const runner = workerRunner(options, { system: 'bullmq', destination: queue.queue.name });
+  const runner = workerRunner(options, bullmqEngine, queue.queue.name);
   const worker = new Worker(
     queue.queue.name,
     (job: Job<DurableJob>) =>
@@ -64,7 +65,13 @@ export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<
     // last attempt failed, or it stalled more often than maxStalledCount allows.
     if (!job?.finishedOn) return;
     const attempts = job.opts.attempts ?? 1;
-    void runner.deadLettered(job.data, deadLetterReason(error), error, job.attemptsMade, attempts);
+    void runner.deadLettered(
+      job.data,
+      deadLetterReason(error, bullmqEngine),
+      error,
+      job.attemptsMade,
+      attempts,
+    );
   });
   // BullMQ reconnects by itself; onError hears what went wrong (an unheard 'error' would crash).
   worker.on('error', (cause) => {

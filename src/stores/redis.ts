@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
-import { WebhookConfigError } from '../base/errors.js';
+import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
-import { kindOf } from './kind-of.js';
+
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 

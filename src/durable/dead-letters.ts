@@ -1,5 +1,6 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { causeText, type DeadLetterCode, WebhookConfigError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 import type { DurableJob, JobEngine } from './port.js';
 
 /** An event that failed every attempt and sits in its engine's dead-letter. */
@@ -152,9 +153,7 @@ export const skipped = {
 
 /** The DeadLetters of an engine: each engine call under `deadlineMs`, and the arguments checked first. */
 export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADLINE_MS): DeadLetters {
-  if (!Number.isInteger(deadlineMs) || deadlineMs < 1) {
-    throw new WebhookConfigError(`deadlineMs must be an integer ≥ 1, got ${String(deadlineMs)}.`);
-  }
+  option('deadlineMs', deadlineMs, DEFAULT_DEADLINE_MS, rules.whole({ min: 1, unit: 'milliseconds' }));
   const call = <T>(what: string, work: () => Promise<T>) => engineCall(engine, what, deadlineMs, work);
 
   /** Every dead letter, read a page at a time before any of them is changed. */
@@ -197,8 +196,8 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
   return {
     engine: engine.engine.name,
     async list(options = {}) {
-      const limit = pageNumber('limit', options.limit, 20, 1, MAX_LIMIT);
-      const offset = pageNumber('offset', options.offset, 0, 0, Number.MAX_SAFE_INTEGER);
+      const limit = option('limit', options.limit, 20, rules.whole({ min: 1, max: MAX_LIMIT }));
+      const offset = option('offset', options.offset, 0, rules.whole({ min: 0 }));
       return call('Listing dead letters', () => engine.list(limit, offset));
     },
     count: () => call('Counting dead letters', () => engine.count()),
@@ -254,12 +253,4 @@ function checkedIds(ids: unknown, what: string): string[] {
     );
   }
   return [...new Set(ids as string[])];
-}
-
-function pageNumber(name: string, value: number | undefined, fallback: number, min: number, max: number) {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new WebhookConfigError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}.`);
-  }
-  return value;
 }

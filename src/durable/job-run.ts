@@ -1,4 +1,5 @@
-import { type DeadLetterCode, WebhookConfigError, WebhookHandlerError } from '../base/errors.js';
+import { type DeadLetterCode, WebhookHandlerError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 import { checkTracing, type TraceSpan } from '../contract/tracing.js';
 import type { Claims } from '../pipeline/6-claim.js';
 import { traceHandlers } from '../pipeline/traced.js';
@@ -24,25 +25,19 @@ export const DEFAULT_HANDLER_TIMEOUT_MS = 60_000;
 
 /** Validated retry schedule; a mistake fails when the worker is created, not on the first failure. */
 export function retrySchedule(options: RetryOptions): Required<RetryOptions> {
-  const attempts = options.attempts ?? DEFAULT_ATTEMPTS;
-  const backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
-  if (!Number.isInteger(attempts) || attempts < 1) {
-    throw new WebhookConfigError(`attempts must be an integer ≥ 1, got ${String(attempts)}.`);
-  }
-  if (typeof backoffMs !== 'number' || !(backoffMs >= 0)) {
-    throw new WebhookConfigError(`backoffMs must be a number ≥ 0, got ${String(backoffMs)}.`);
-  }
-  return { attempts, backoffMs };
+  return {
+    attempts: option('attempts', options.attempts, DEFAULT_ATTEMPTS, rules.whole({ min: 1 })),
+    backoffMs: option(
+      'backoffMs',
+      options.backoffMs,
+      DEFAULT_BACKOFF_MS,
+      rules.number({ min: 0, unit: 'milliseconds' }),
+    ),
+  };
 }
 
-/** A whole number of milliseconds ≥ `min`, or its default; anything else names the option. */
-export function durationOption(name: string, value: number | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min) {
-    throw new WebhookConfigError(`${name} must be an integer ≥ ${min}, got ${String(value)}.`);
-  }
-  return value;
-}
+/** A time option of a worker: a whole number of milliseconds, at least 1. */
+const MILLISECONDS = rules.whole({ min: 1, unit: 'milliseconds' });
 
 /**
  * The runner of a worker's options, validated: its handler deadline, with a `store` its inbox, with `tracing`
@@ -54,18 +49,24 @@ export function workerRunner<Q extends DurableQueue>(
   destination: string,
 ): WorkerRunner {
   const { receiver, store } = options;
-  const handlerTimeoutMs = durationOption(
+  const handlerTimeoutMs = option(
     'handlerTimeoutMs',
     options.handlerTimeoutMs,
     DEFAULT_HANDLER_TIMEOUT_MS,
+    MILLISECONDS,
   );
   const inbox =
     store === undefined
       ? undefined
       : createInbox(receiver, {
           store,
-          leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
-          retentionMs: durationOption('inboxRetentionMs', options.inboxRetentionMs, DEFAULT_RETENTION_MS),
+          leaseMs: option('leaseMs', options.leaseMs, DEFAULT_LEASE_MS, MILLISECONDS),
+          retentionMs: option(
+            'inboxRetentionMs',
+            options.inboxRetentionMs,
+            DEFAULT_RETENTION_MS,
+            MILLISECONDS,
+          ),
         });
   const runner = createJobRunner(receiver, handlerTimeoutMs, inbox);
   const tracing = checkTracing(options.tracing);

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
 
 import { newOwnerToken } from './owner-token.js';
@@ -101,12 +102,13 @@ export class RedisDedupeStore implements DedupeStore {
 
   constructor(options: RedisDedupeStoreOptions) {
     const client = options?.client;
-    this.prefix = options?.prefix ?? 'mw:';
-    if (typeof this.prefix !== 'string') {
-      throw new WebhookConfigError(
-        `new RedisDedupeStore({ prefix }): prefix must be a string, got ${kindOf(this.prefix)}.`,
-      );
-    }
+    this.prefix = option(
+      'prefix',
+      options?.prefix,
+      'mw:',
+      rules.string,
+      'new RedisDedupeStore({ prefix }): ',
+    );
     this.operationTimeoutMs = operationTimeout('RedisDedupeStore', options?.operationTimeoutMs);
     this.#send = sender(client, this.operationTimeoutMs);
   }

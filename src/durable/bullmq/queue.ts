@@ -1,6 +1,7 @@
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import { withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
+import { option, rules } from '../../base/options.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
@@ -140,10 +141,7 @@ function jobOptionsOf(options: BullmqQueueOptions): (jobId: string) => JobsOptio
 }
 
 function booleanOption(options: BullmqQueueOptions, name: 'allowVolatileRedis' | 'tellDuplicates'): boolean {
-  const value = options[name] ?? false;
-  if (typeof value !== 'boolean')
-    throw new WebhookConfigError(`${name} must be true or false, got ${String(value)}.`);
-  return value;
+  return option(name, options[name] ?? undefined, false, rules.boolean);
 }
 
 /** BullMQ refuses `:` in a custom jobId; escaping `%` first keeps the mapping one-to-one. */

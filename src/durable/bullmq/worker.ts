@@ -1,6 +1,7 @@
 import { type Job, Worker } from 'bullmq';
 import { WebhookHandlerError } from '../../base/errors.js';
-import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
+import { option, rules } from '../../base/options.js';
+import { closeWorker, deadLetterReason, workerRunner } from '../job-run.js';
 import type { AttemptTrace } from '../job-span.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
 import { bullmqEngine } from './engine.js';
@@ -32,15 +33,20 @@ export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQ
  */
 export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<DurableWorker> {
   const { receiver, queue } = options;
-  const lockDuration = durationOption('lockDurationMs', options.lockDurationMs, 30_000, 1000);
-  const stalledInterval = durationOption(
+  const lockDuration = option(
+    'lockDurationMs',
+    options.lockDurationMs,
+    30_000,
+    rules.whole({ min: 1000, unit: 'milliseconds' }),
+  );
+  const stalledInterval = option(
     'stalledIntervalMs',
     options.stalledIntervalMs,
     Math.max(500, Math.floor(lockDuration / 2)),
-    100,
+    rules.whole({ min: 100, unit: 'milliseconds' }),
   );
-  const maxStalledCount = durationOption('maxStalledCount', options.maxStalledCount, 1, 0);
-  const concurrency = durationOption('concurrency', options.concurrency, 16);
+  const maxStalledCount = option('maxStalledCount', options.maxStalledCount, 1, rules.whole({ min: 0 }));
+  const concurrency = option('concurrency', options.concurrency, 16, rules.whole({ min: 1 }));
   const runner = workerRunner(options, bullmqEngine, queue.queue.name);
   const worker = new Worker(
     queue.queue.name,

@@ -1,6 +1,7 @@
 import { WebhookConfigError, WebhookHandlerError } from '../../base/errors.js';
+import { option, rules } from '../../base/options.js';
 import type { TraceCarrier } from '../../contract/tracing.js';
-import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
+import { closeWorker, deadLetterReason, workerRunner } from '../job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
 import { pgBossEngine } from './engine.js';
 import type { PgBossDurableQueue } from './queue.js';
@@ -26,7 +27,7 @@ export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQ
  */
 export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<DurableWorker> {
   const { queue } = options;
-  const concurrency = durationOption('concurrency', options.concurrency, 16);
+  const concurrency = option('concurrency', options.concurrency, 16, rules.whole({ min: 1 }));
   const runner = workerRunner(options, pgBossEngine, queue.name);
   await queue.ready();
   await expectExpiryBeyond(queue, runner.handlerTimeoutMs);

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { createId } from '../events/ids.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -14,8 +13,6 @@ export class ApiError extends Error {
     super(message);
   }
 }
-
-export const newRequestId = () => createId('req_');
 
 export function sendJson(
   res: ServerResponse,

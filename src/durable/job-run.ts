@@ -1,3 +1,4 @@
+import { TIMED_OUT, whenLate, withTimeout } from '../base/deadline.js';
 import { type DeadLetterCode, WebhookHandlerError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import { checkTracing, type TraceSpan } from '../contract/tracing.js';
@@ -111,34 +112,34 @@ export function createJobRunner(
 
   async function run(job: DurableJob, attempt: number, attempts: number, span?: TraceSpan): Promise<void> {
     counters.running++;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let entry: Running | undefined;
-    const givenUp = new Promise<never>((_, reject) => {
-      const run: Running = {
-        gaveUp: false,
-        giveUp(error) {
-          run.gaveUp = true;
-          // The claim goes back, so the retry can take it; a late commit of this run is refused.
-          void run.claim?.abandon();
-          reject(error);
-        },
-      };
-      entry = run;
-      running.add(run);
-      timer = setTimeout(() => {
-        const message = `The handlers of ${job.key} ran past handlerTimeoutMs (${handlerTimeoutMs} ms); the attempt counts as failed.`;
-        run.giveUp(new WebhookHandlerError('handler_timeout', message));
-      }, handlerTimeoutMs);
+    let reject!: (error: unknown) => void;
+    const givenUp = new Promise<never>((_, rejectRun) => {
+      reject = rejectRun;
     });
+    const entry: Running = {
+      gaveUp: false,
+      giveUp(error) {
+        entry.gaveUp = true;
+        // The claim goes back, so the retry can take it; a late commit of this run is refused.
+        void entry.claim?.abandon();
+        reject(error);
+      },
+    };
+    running.add(entry);
+    const timedOut = () => {
+      const message = `The handlers of ${job.key} ran past handlerTimeoutMs (${handlerTimeoutMs} ms); the attempt counts as failed.`;
+      entry.giveUp(new WebhookHandlerError('handler_timeout', message));
+    };
     try {
-      await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running, span), givenUp]);
+      // The run ends with its handlers, or when it is given up on: at its deadline, or by close() (cutOff).
+      const ran = Promise.race([dispatch(receiver, inbox, job, attempt, entry, span), givenUp]);
+      await whenLate(ran, handlerTimeoutMs, timedOut);
       counters.completed++;
     } catch (error) {
       if (attempt < attempts) counters.retried++;
       throw error;
     } finally {
-      clearTimeout(timer);
-      running.delete(entry as Running);
+      running.delete(entry);
       counters.running--;
     }
   }
@@ -215,16 +216,8 @@ export async function closeWorker(
 ): Promise<void> {
   const stopping = stop();
   if (timeoutMs === undefined) return stopping;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs, 'late');
-  });
-  try {
-    if ((await Promise.race([stopping, late])) === 'late') runner.cutOff();
-    await stopping;
-  } finally {
-    clearTimeout(timer);
-  }
+  if ((await withTimeout(stopping, timeoutMs)) === TIMED_OUT) runner.cutOff();
+  await stopping;
 }
 
 function errorContext(job: DurableJob, reason: DeadLetterCode): ErrorContext {

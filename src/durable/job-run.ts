@@ -94,6 +94,24 @@ interface Running extends InboxRun {
   giveUp(error: WebhookHandlerError): void;
 }
 
+/** A run the worker may give up on, and what rejects once it does. */
+function runToGiveUp(): { entry: Running; givenUp: Promise<never> } {
+  let reject!: (error: unknown) => void;
+  const givenUp = new Promise<never>((_, rejectRun) => {
+    reject = rejectRun;
+  });
+  const entry: Running = {
+    gaveUp: false,
+    giveUp(error) {
+      entry.gaveUp = true;
+      // The claim goes back, so the retry can take it; a late commit of this run is refused.
+      void entry.claim?.abandon();
+      reject(error);
+    },
+  };
+  return { entry, givenUp };
+}
+
 /**
  * Runs a job's event through the receiver's handlers, the engine-independent half of a worker: the
  * handlers get the context the receiver built plus the 1-based attempt. A run fails with a
@@ -112,19 +130,7 @@ export function createJobRunner(
 
   async function run(job: DurableJob, attempt: number, attempts: number, span?: TraceSpan): Promise<void> {
     counters.running++;
-    let reject!: (error: unknown) => void;
-    const givenUp = new Promise<never>((_, rejectRun) => {
-      reject = rejectRun;
-    });
-    const entry: Running = {
-      gaveUp: false,
-      giveUp(error) {
-        entry.gaveUp = true;
-        // The claim goes back, so the retry can take it; a late commit of this run is refused.
-        void entry.claim?.abandon();
-        reject(error);
-      },
-    };
+    const { entry, givenUp } = runToGiveUp();
     running.add(entry);
     const timedOut = () => {
       const message = `The handlers of ${job.key} ran past handlerTimeoutMs (${handlerTimeoutMs} ms); the attempt counts as failed.`;

@@ -72,16 +72,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
     });
   // Redis trouble: the connection reconnects; a failed enqueue is answered 503 and told to onError.
   if (owned) queue.on('error', () => {});
-  const poller = countsPoller(async () => {
-    const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
-    const count = (type: string) => counts[type] ?? 0;
-    return {
-      waiting: count('wait') + count('prioritized') + count('delayed'),
-      running: count('active'),
-      retrying: count('delayed'),
-      deadLettered: count('failed'),
-    };
-  }, options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
+  const poller = countsPoller(() => readCounts(queue), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
   let checked: Promise<void> | undefined;
   // Once the check passed, an enqueue does not wait for it again (a turn of the microtask queue per event).
@@ -128,6 +119,18 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
       poller.stop();
       if (owned) await queue.close();
     },
+  };
+}
+
+/** The queue's jobs by state, in one call. */
+async function readCounts(queue: Queue) {
+  const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
+  const count = (type: string) => counts[type] ?? 0;
+  return {
+    waiting: count('wait') + count('prioritized') + count('delayed'),
+    running: count('active'),
+    retrying: count('delayed'),
+    deadLettered: count('failed'),
   };
 }
 

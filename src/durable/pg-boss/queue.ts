@@ -133,19 +133,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
 
   const poller = countsPoller(async () => {
     await ready();
-    const { rows } = await boss
-      .getDb()
-      .executeSql(
-        `SELECT state, count(*)::int AS n FROM "${schema}"."${table()}" WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') GROUP BY state`,
-        [name],
-      );
-    const count = (state: string) => (rows.find((row) => row.state === state)?.n as number | undefined) ?? 0;
-    return {
-      waiting: count('created') + count('retry'),
-      running: count('active'),
-      retrying: count('retry'),
-      deadLettered: count('failed'),
-    };
+    return readCounts(boss, schema, table(), name);
   }, options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
   async function enqueue(job: DurableJob): Promise<'enqueued' | 'in_progress' | 'duplicate'> {
@@ -174,6 +162,23 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
       poller.stop();
       if (owned) await boss.stop({ graceful: true });
     },
+  };
+}
+
+/** The queue's jobs by state, in one query. */
+async function readCounts(boss: PgBossInstance, schema: string, table: string | undefined, name: string) {
+  const { rows } = await boss
+    .getDb()
+    .executeSql(
+      `SELECT state, count(*)::int AS n FROM "${schema}"."${table}" WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') GROUP BY state`,
+      [name],
+    );
+  const count = (state: string) => (rows.find((row) => row.state === state)?.n as number | undefined) ?? 0;
+  return {
+    waiting: count('created') + count('retry'),
+    running: count('active'),
+    retrying: count('retry'),
+    deadLettered: count('failed'),
   };
 }
 

@@ -8,10 +8,10 @@ const codes = Object.keys(reasonAnswers) as ReasonCode[];
 
 /** The reference table of the page, as it must read: one row per reason code, in the order of reasons.ts. */
 function referenceTable(): string {
-  const escape = (text: string) => text.replaceAll('|', '\\|');
+  const cell = (text: string) => text.replaceAll('|', '\\|');
   const rows = codes.map((code) => {
     const { status, retry, message } = reasonAnswers[code];
-    return `| \`${code}\` | ${status} | ${retry} | ${escape(message)} |`;
+    return `| \`${code}\` | ${status} | ${retry} | ${cell(message)} |`;
   });
   return ['| code | status | retry | message |', '| --- | --- | --- | --- |', ...rows].join('\n');
 }

@@ -30,7 +30,7 @@ function documented(): Map<string, string> {
   for (const [optionCell = '', defaultCell = ''] of tableRows(readDoc('events-and-options.md'), 'option')) {
     const names = [...optionCell.matchAll(/`(\w+)`/g)].map(([, name]) => name as string);
     const defaults = names.length > 1 ? defaultCell.split('/').map((part) => part.trim()) : [defaultCell];
-    names.forEach((name, i) => options.set(name, defaults[i] ?? ''));
+    for (const [i, name] of names.entries()) options.set(name, defaults[i] ?? '');
   }
   return options;
 }

@@ -82,7 +82,8 @@ export function randomId(): string {
   return crypto.randomUUID().replaceAll('-', '');
 }
 
-// Request ids only need to be unique, not secret: a random per-process prefix and a counter cost a string
+// Every request id of the package (the receiver's, the CLI's listen, the emulator's) comes from here, in one format:
+// `req_` and 32 hex digits. Request ids only need to be unique, not secret: a random per-process prefix and a counter cost a string
 // concatenation instead of a UUID per request. Drawn at the first request: Cloudflare Workers refuse random
 // values at a module's global scope.
 let requestIdPrefix: string | undefined;

@@ -14,6 +14,14 @@ export function withDeadline<T>(work: Promise<T>, ms: number, what: string): Pro
   return settleFirst(work, ms, (_resolve, reject) => reject(new Error(`${what} took longer than ${ms} ms.`)));
 }
 
+/**
+ * `work`, with `late` called once `ms` passed first: `late` gives up on the work in its own way (it must make
+ * `work` settle, say by rejecting what it races). The timer goes as soon as `work` settles, however it does.
+ */
+export function whenLate<T>(work: Promise<T>, ms: number, late: () => void): Promise<T> {
+  return settleFirst(work, ms, () => late());
+}
+
 function settleFirst<T, L>(
   work: Promise<T>,
   ms: number,

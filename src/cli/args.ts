@@ -1,5 +1,6 @@
 import { type ParseArgsConfig, parseArgs } from 'node:util';
 import { WebhookConfigError } from '../base/errors.js';
+import { type OptionRule, rules } from '../base/options.js';
 import { DEFAULT_SIGNATURE_HEADER } from '../receiver/options.js';
 import { profilePresets, resolveProfile, type SignatureProfile } from '../signature/index.js';
 import { resolveKeys, type SecretFormat } from '../signature/secrets.js';
@@ -162,20 +163,27 @@ export function integer(
   max: number,
 ): number {
   if (value === undefined) return fallback;
-  const number = Number(value);
-  if (!Number.isInteger(number) || number < min || number > max) {
-    throw new UsageError(
-      `${command}: --${name} must be a whole number from ${min} to ${max}, got '${value}'.`,
-    );
-  }
-  return number;
+  return argument(command, name, value, Number(value), rules.whole({ min, max }));
 }
 
 export function fraction(command: string, name: string, value: string | undefined): number {
   if (value === undefined) return 0;
-  const number = Number(value);
-  if (value.trim() === '' || !Number.isFinite(number) || number < 0 || number > 1) {
-    throw new UsageError(`${command}: --${name} must be a fraction from 0 to 1 (0.3 = 30%), got '${value}'.`);
+  // Number('') is 0: an empty --rate is a mistake, not none.
+  const number = value.trim() === '' ? Number.NaN : Number(value);
+  return argument(command, name, value, number, rules.fraction, ' (0.3 = 30%)');
+}
+
+/** A number given on the command line, checked by `rule`; the message quotes the argument as typed. */
+function argument(
+  command: string,
+  name: string,
+  value: string,
+  number: number,
+  rule: OptionRule<number>,
+  example = '',
+): number {
+  if (!rule.schema.safeParse(number).success) {
+    throw new UsageError(`${command}: --${name} must be ${rule.expected}${example}, got '${value}'.`);
   }
   return number;
 }

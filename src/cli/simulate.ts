@@ -61,46 +61,8 @@ export const simulate: Command = {
 
     const bodies = Array.from({ length: count }, () => JSON.stringify(createEvent('message.delivered')));
     const plan = planDeliveries(count, duplicates, values.shuffle === true);
-    const stats = { attempts: 0, delivered: 0, duplicates: 0, failures: 0, latencies: [] as number[] };
-    const rejected: Record<string, number> = {};
-    const acknowledged = new Set<number>();
-    const progress = progressLine();
     const started = performance.now();
-    let next = 0;
-    let finished = 0;
-
-    const onAttempt = (answer: Answer) => {
-      stats.attempts++;
-      if (isAcknowledged(answer)) return;
-      const label = answerLabel(answer);
-      rejected[label] = (rejected[label] ?? 0) + 1;
-    };
-    const worker = async () => {
-      while (next < plan.length) {
-        const index = plan[next++] as number;
-        const body = bodies[index] as string;
-        const { answer, latencies } = await deliverWithRetry(
-          url,
-          () => signedDelivery(body, sign),
-          policy,
-          onAttempt,
-        );
-        stats.latencies.push(...latencies);
-        if (isAcknowledged(answer)) {
-          stats.delivered++;
-          if (answer.duplicate) stats.duplicates++;
-          acknowledged.add(index);
-        } else {
-          stats.failures++;
-        }
-        finished++;
-        progress.update(
-          `deliveries ${finished}/${plan.length}  retries ${stats.attempts - finished}  failures ${stats.failures}`,
-        );
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, plan.length) }, worker));
-    progress.done();
+    const { stats, rejected, acknowledged } = await deliverPlan(url, sign, bodies, plan, concurrency, policy);
 
     const sorted = stats.latencies.sort((a, b) => a - b);
     const summary: SimulationSummary = {
@@ -121,6 +83,68 @@ export const simulate: Command = {
     return summary.failures === 0 ? 0 : 1;
   },
 };
+
+/** What the deliveries of a simulation came to. */
+interface Tally {
+  stats: { attempts: number; delivered: number; duplicates: number; failures: number; latencies: number[] };
+  /** Rejected attempts by answer (status and reason). */
+  rejected: Record<string, number>;
+  /** The events (their index) acknowledged at least once. */
+  acknowledged: Set<number>;
+}
+
+/** Sends the plan's deliveries, `concurrency` at a time, each retried under `policy`, with a progress line. */
+async function deliverPlan(
+  url: string,
+  sign: Parameters<typeof signedDelivery>[1],
+  bodies: readonly string[],
+  plan: readonly number[],
+  concurrency: number,
+  policy: RetryPolicy,
+): Promise<Tally> {
+  const tally: Tally = {
+    stats: { attempts: 0, delivered: 0, duplicates: 0, failures: 0, latencies: [] },
+    rejected: {},
+    acknowledged: new Set(),
+  };
+  const { stats, rejected, acknowledged } = tally;
+  const progress = progressLine();
+  let next = 0;
+  let finished = 0;
+  const onAttempt = (answer: Answer) => {
+    stats.attempts++;
+    if (isAcknowledged(answer)) return;
+    const label = answerLabel(answer);
+    rejected[label] = (rejected[label] ?? 0) + 1;
+  };
+  const worker = async () => {
+    while (next < plan.length) {
+      const index = plan[next++] as number;
+      const body = bodies[index] as string;
+      const { answer, latencies } = await deliverWithRetry(
+        url,
+        () => signedDelivery(body, sign),
+        policy,
+        onAttempt,
+      );
+      stats.latencies.push(...latencies);
+      if (isAcknowledged(answer)) {
+        stats.delivered++;
+        if (answer.duplicate) stats.duplicates++;
+        acknowledged.add(index);
+      } else {
+        stats.failures++;
+      }
+      finished++;
+      progress.update(
+        `deliveries ${finished}/${plan.length}  retries ${stats.attempts - finished}  failures ${stats.failures}`,
+      );
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, plan.length) }, worker));
+  progress.done();
+  return tally;
+}
 
 /**
  * One entry per delivery (the event's index). A fraction of the events, chosen at random, is delivered

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { startPoller } from '../base/poller.js';
 
 /** The parent of `pid` as /proc tells it (Linux); undefined where there is no /proc or no such process. */
 function parentOf(pid: number): number | undefined {
@@ -27,10 +28,9 @@ const startedUnder = {
  */
 export function whenStarterEnds(onEnded: () => void): () => void {
   const { parent, grandparent } = startedUnder;
-  const timer = setInterval(() => {
+  const poller = startPoller(() => {
     const shellOrphaned = grandparent !== undefined && parentOf(parent) !== grandparent;
     if (process.ppid !== parent || shellOrphaned) onEnded();
   }, 250);
-  timer.unref();
-  return () => clearInterval(timer);
+  return () => poller.stop();
 }

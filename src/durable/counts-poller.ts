@@ -1,3 +1,4 @@
+import { type Poller, startPoller } from '../base/poller.js';
 import type { DurableQueueCounts } from './port.js';
 
 export const COUNTS_INTERVAL_MS = 5000;
@@ -9,30 +10,21 @@ export const COUNTS_INTERVAL_MS = 5000;
  */
 export function countsPoller(read: () => Promise<Omit<DurableQueueCounts, 'readAt'>>, intervalMs: number) {
   let last: DurableQueueCounts | undefined;
-  let timer: ReturnType<typeof setInterval> | undefined;
-  let reading = false;
+  let poller: Poller | undefined;
   const poll = async () => {
-    if (reading) return;
-    reading = true;
     try {
       last = { ...(await read()), readAt: Date.now() };
     } catch {
       // The engine is unreachable right now: the next poll tries again, enqueue reports the outage.
-    } finally {
-      reading = false;
     }
   };
   return {
     counts(): DurableQueueCounts | undefined {
-      if (!timer) {
-        timer = setInterval(poll, intervalMs);
-        (timer as { unref?: () => void }).unref?.();
-        void poll();
-      }
+      poller ??= startPoller(poll, intervalMs, { immediately: true });
       return last;
     },
     stop(): void {
-      clearInterval(timer);
+      poller?.stop();
     },
   };
 }

@@ -1,8 +1,8 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { causeText, WebhookConfigError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 import type { DeadLetterCode } from '../contract/errors.js';
-import { deadLetterReason } from './job-run.js';
-import type { DurableJob } from './port.js';
+import type { DurableJob, JobEngine } from './port.js';
 
 /** An event that failed every attempt and sits in its engine's dead-letter. */
 export interface DeadLetter {
@@ -60,8 +60,8 @@ export type DeadLetterSelection = readonly string[] | 'all';
  * queue once their handler is fixed, or delete them. Every call to the engine has a deadline.
  */
 export interface DeadLetters {
-  /** The job engine the dead letters are in. */
-  readonly engine: 'bullmq' | 'pg-boss';
+  /** The job engine the dead letters are in: `bullmq`, `pg-boss`. */
+  readonly engine: string;
   /** Dead letters, the latest failure first; `limit` default 20 (at most 1000), `offset` default 0. */
   list(options?: { limit?: number; offset?: number }): Promise<DeadLetter[]>;
   /** How many dead letters the queue holds. */
@@ -96,9 +96,8 @@ export class DeadLetterError extends Error {
 
 /** What an engine implements; the deadlines, the checks and the handling of `'all'` are done once, here. */
 export interface DeadLetterEngine {
-  readonly engine: DeadLetters['engine'];
-  /** What the engine runs on, for messages: `Redis`, `PostgreSQL`. */
-  readonly store: string;
+  /** The engine's name and what it runs on, for DeadLetters.engine and messages. */
+  readonly engine: JobEngine;
   list(limit: number, offset: number): Promise<DeadLetter[]>;
   count(): Promise<number>;
   /** The dead letters of one event id (one per mode) or of one dedupe key. */
@@ -125,12 +124,14 @@ export function deadLetterId(job: DurableJob): string {
   return typeof job.event?.id === 'string' ? job.event.id : job.key;
 }
 
-/** The dead-letter reason of a failure as the engine kept it: the worker's code when stored, else its message. */
-export function failureReason(message: string, code?: unknown): DeadLetterCode {
+/**
+ * The dead-letter reason of a failure as the engine kept it: the worker's code when stored, else its message
+ * (the run's own messages first, then the engine's).
+ */
+export function failureReason(message: string, engine: JobEngine, code?: unknown): DeadLetterCode {
   if (code === 'handler_timeout' || /ran past handlerTimeoutMs/.test(message)) return 'handler_timeout';
   if (code === 'handler_failed' || /^A handler for \S+ failed\./.test(message)) return 'handler_failed';
-  if (/^job (heartbeat timeout|timed out)$/.test(message)) return 'job_stalled';
-  return deadLetterReason(new Error(message));
+  return engine.failureReason(message) ?? 'handler_failed';
 }
 
 export const skipped = {
@@ -153,9 +154,7 @@ export const skipped = {
 
 /** The DeadLetters of an engine: each engine call under `deadlineMs`, and the arguments checked first. */
 export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADLINE_MS): DeadLetters {
-  if (!Number.isInteger(deadlineMs) || deadlineMs < 1) {
-    throw new WebhookConfigError(`deadlineMs must be an integer ≥ 1, got ${String(deadlineMs)}.`);
-  }
+  option('deadlineMs', deadlineMs, DEFAULT_DEADLINE_MS, rules.whole({ min: 1, unit: 'milliseconds' }));
   const call = <T>(what: string, work: () => Promise<T>) => engineCall(engine, what, deadlineMs, work);
 
   /** Every dead letter, read a page at a time before any of them is changed. */
@@ -196,10 +195,10 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
   }
 
   return {
-    engine: engine.engine,
+    engine: engine.engine.name,
     async list(options = {}) {
-      const limit = pageNumber('limit', options.limit, 20, 1, MAX_LIMIT);
-      const offset = pageNumber('offset', options.offset, 0, 0, Number.MAX_SAFE_INTEGER);
+      const limit = option('limit', options.limit, 20, rules.whole({ min: 1, max: MAX_LIMIT }));
+      const offset = option('offset', options.offset, 0, rules.whole({ min: 0 }));
       return call('Listing dead letters', () => engine.list(limit, offset));
     },
     count: () => call('Counting dead letters', () => engine.count()),
@@ -235,14 +234,14 @@ async function engineCall<T>(
     if (cause instanceof DeadLetterError || cause instanceof WebhookConfigError) throw cause;
     throw new DeadLetterError(
       'engine_unavailable',
-      `${what} failed on ${engine.engine}: ${causeText(cause) ?? 'no message'}. Check that ${engine.store} is up and reachable at the address given, then run it again.`,
+      `${what} failed on ${engine.engine.name}: ${causeText(cause) ?? 'no message'}. Check that ${engine.engine.store} is up and reachable at the address given, then run it again.`,
       { cause },
     );
   }
   if (settled === TIMED_OUT) {
     throw new DeadLetterError(
       'engine_timeout',
-      `${what} got no answer from ${engine.store} within ${ms} ms. Check that ${engine.store} is up and reachable at the address given (or allow more time), then run it again.`,
+      `${what} got no answer from ${engine.engine.store} within ${ms} ms. Check that ${engine.engine.store} is up and reachable at the address given (or allow more time), then run it again.`,
     );
   }
   return settled;
@@ -255,12 +254,4 @@ function checkedIds(ids: unknown, what: string): string[] {
     );
   }
   return [...new Set(ids as string[])];
-}
-
-function pageNumber(name: string, value: number | undefined, fallback: number, min: number, max: number) {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw new WebhookConfigError(`${name} must be an integer from ${min} to ${max}, got ${String(value)}.`);
-  }
-  return value;
 }

@@ -1,4 +1,5 @@
-import { WebhookConfigError } from '../base/errors.js';
+import { TIMED_OUT, whenLate, withTimeout } from '../base/deadline.js';
+import { option, rules } from '../base/options.js';
 import type { ErrorContext } from '../contract/context.js';
 import { type DeadLetterCode, WebhookHandlerError } from '../contract/errors.js';
 import { checkTracing, type TraceSpan } from '../contract/tracing.js';
@@ -6,12 +7,13 @@ import type { Claims } from '../pipeline/claims.js';
 import { traceHandlers } from '../pipeline/traced.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
-import { type AttemptTrace, type JobTracing, tracedRun } from './job-span.js';
+import { type AttemptTrace, tracedRun } from './job-span.js';
 import type {
   DispatchingReceiver,
   DurableJob,
   DurableQueue,
   DurableWorkerOptions,
+  JobEngine,
   RetryOptions,
   WorkerCounters,
 } from './port.js';
@@ -24,54 +26,55 @@ export const DEFAULT_HANDLER_TIMEOUT_MS = 60_000;
 
 /** Validated retry schedule; a mistake fails when the worker is created, not on the first failure. */
 export function retrySchedule(options: RetryOptions): Required<RetryOptions> {
-  const attempts = options.attempts ?? DEFAULT_ATTEMPTS;
-  const backoffMs = options.backoffMs ?? DEFAULT_BACKOFF_MS;
-  if (!Number.isInteger(attempts) || attempts < 1) {
-    throw new WebhookConfigError(`attempts must be an integer ≥ 1, got ${String(attempts)}.`);
-  }
-  if (typeof backoffMs !== 'number' || !(backoffMs >= 0)) {
-    throw new WebhookConfigError(`backoffMs must be a number ≥ 0, got ${String(backoffMs)}.`);
-  }
-  return { attempts, backoffMs };
+  return {
+    attempts: option('attempts', options.attempts, DEFAULT_ATTEMPTS, rules.whole({ min: 1 })),
+    backoffMs: option(
+      'backoffMs',
+      options.backoffMs,
+      DEFAULT_BACKOFF_MS,
+      rules.number({ min: 0, unit: 'milliseconds' }),
+    ),
+  };
 }
 
-/** A whole number of milliseconds ≥ `min`, or its default; anything else names the option. */
-export function durationOption(name: string, value: number | undefined, fallback: number, min = 1): number {
-  if (value === undefined) return fallback;
-  if (!Number.isInteger(value) || value < min) {
-    throw new WebhookConfigError(`${name} must be an integer ≥ ${min}, got ${String(value)}.`);
-  }
-  return value;
-}
+/** A time option of a worker: a whole number of milliseconds, at least 1. */
+const MILLISECONDS = rules.whole({ min: 1, unit: 'milliseconds' });
 
 /**
  * The runner of a worker's options, validated: its handler deadline, with a `store` its inbox, with `tracing`
- * its spans (named after the engine and the queue).
+ * its spans (named after the engine and the queue `destination`).
  */
 export function workerRunner<Q extends DurableQueue>(
   options: DurableWorkerOptions<Q>,
-  engine: Omit<JobTracing, 'tracing'>,
+  engine: JobEngine,
+  destination: string,
 ): WorkerRunner {
   const { receiver, store } = options;
-  const handlerTimeoutMs = durationOption(
+  const handlerTimeoutMs = option(
     'handlerTimeoutMs',
     options.handlerTimeoutMs,
     DEFAULT_HANDLER_TIMEOUT_MS,
+    MILLISECONDS,
   );
   const inbox =
     store === undefined
       ? undefined
       : createInbox(receiver, {
           store,
-          leaseMs: durationOption('leaseMs', options.leaseMs, DEFAULT_LEASE_MS),
-          retentionMs: durationOption('inboxRetentionMs', options.inboxRetentionMs, DEFAULT_RETENTION_MS),
+          leaseMs: option('leaseMs', options.leaseMs, DEFAULT_LEASE_MS, MILLISECONDS),
+          retentionMs: option(
+            'inboxRetentionMs',
+            options.inboxRetentionMs,
+            DEFAULT_RETENTION_MS,
+            MILLISECONDS,
+          ),
         });
   const runner = createJobRunner(receiver, handlerTimeoutMs, inbox);
   const tracing = checkTracing(options.tracing);
   return {
     ...runner,
     run: tracing
-      ? tracedRun({ tracing, ...engine }, runner.run)
+      ? tracedRun({ tracing, system: engine.name, destination }, runner.run)
       : (job: DurableJob, attempt: number, attempts: number) => runner.run(job, attempt, attempts),
     traced: tracing !== undefined,
   };
@@ -89,6 +92,24 @@ export interface WorkerRunner extends Omit<JobRunner, 'run'> {
 /** A run the worker may give up on (its deadline passed, or close() cut it off): its claim is let go. */
 interface Running extends InboxRun {
   giveUp(error: WebhookHandlerError): void;
+}
+
+/** A run the worker may give up on, and what rejects once it does. */
+function runToGiveUp(): { entry: Running; givenUp: Promise<never> } {
+  let reject!: (error: unknown) => void;
+  const givenUp = new Promise<never>((_, rejectRun) => {
+    reject = rejectRun;
+  });
+  const entry: Running = {
+    gaveUp: false,
+    giveUp(error) {
+      entry.gaveUp = true;
+      // The claim goes back, so the retry can take it; a late commit of this run is refused.
+      void entry.claim?.abandon();
+      reject(error);
+    },
+  };
+  return { entry, givenUp };
 }
 
 /**
@@ -109,34 +130,22 @@ export function createJobRunner(
 
   async function run(job: DurableJob, attempt: number, attempts: number, span?: TraceSpan): Promise<void> {
     counters.running++;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    let entry: Running | undefined;
-    const givenUp = new Promise<never>((_, reject) => {
-      const run: Running = {
-        gaveUp: false,
-        giveUp(error) {
-          run.gaveUp = true;
-          // The claim goes back, so the retry can take it; a late commit of this run is refused.
-          void run.claim?.abandon();
-          reject(error);
-        },
-      };
-      entry = run;
-      running.add(run);
-      timer = setTimeout(() => {
-        const message = `The handlers of ${job.key} ran past handlerTimeoutMs (${handlerTimeoutMs} ms); the attempt counts as failed.`;
-        run.giveUp(new WebhookHandlerError('handler_timeout', message));
-      }, handlerTimeoutMs);
-    });
+    const { entry, givenUp } = runToGiveUp();
+    running.add(entry);
+    const timedOut = () => {
+      const message = `The handlers of ${job.key} ran past handlerTimeoutMs (${handlerTimeoutMs} ms); the attempt counts as failed.`;
+      entry.giveUp(new WebhookHandlerError('handler_timeout', message));
+    };
     try {
-      await Promise.race([dispatch(receiver, inbox, job, attempt, entry as Running, span), givenUp]);
+      // The run ends with its handlers, or when it is given up on: at its deadline, or by close() (cutOff).
+      const ran = Promise.race([dispatch(receiver, inbox, job, attempt, entry, span), givenUp]);
+      await whenLate(ran, handlerTimeoutMs, timedOut);
       counters.completed++;
     } catch (error) {
       if (attempt < attempts) counters.retried++;
       throw error;
     } finally {
-      clearTimeout(timer);
-      running.delete(entry as Running);
+      running.delete(entry);
       counters.running--;
     }
   }
@@ -213,16 +222,8 @@ export async function closeWorker(
 ): Promise<void> {
   const stopping = stop();
   if (timeoutMs === undefined) return stopping;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<'late'>((resolve) => {
-    timer = setTimeout(resolve, timeoutMs, 'late');
-  });
-  try {
-    if ((await Promise.race([stopping, late])) === 'late') runner.cutOff();
-    await stopping;
-  } finally {
-    clearTimeout(timer);
-  }
+  if ((await withTimeout(stopping, timeoutMs)) === TIMED_OUT) runner.cutOff();
+  await stopping;
 }
 
 function errorContext(job: DurableJob, reason: DeadLetterCode): ErrorContext {
@@ -237,13 +238,9 @@ function errorContext(job: DurableJob, reason: DeadLetterCode): ErrorContext {
 }
 
 /** The dead-letter reason an engine's failure carries: the run's own code, else what the engine said. */
-export function deadLetterReason(error: unknown): DeadLetterCode {
+export function deadLetterReason(error: unknown, engine: JobEngine): DeadLetterCode {
   if (error instanceof WebhookHandlerError) {
     return error.code === 'handler_timeout' ? 'handler_timeout' : 'handler_failed';
   }
-  const message = String((error as Error)?.message ?? error);
-  if (/stalled|heartbeat/i.test(message)) return 'job_stalled';
-  if (/missing lock|lock mismatch/i.test(message)) return 'lock_lost';
-  if (/timed out|timeout/i.test(message)) return 'handler_timeout';
-  return 'handler_failed';
+  return engine.failureReason(String((error as Error)?.message ?? error)) ?? 'handler_failed';
 }

@@ -1,10 +1,28 @@
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
-import type { WebhookHandlerError } from '../contract/errors.js';
+import type { DeadLetterCode, WebhookHandlerError } from '../contract/errors.js';
 import type { DurableJob, DurableQueue } from '../contract/queue.js';
 import type { Tracing } from '../contract/tracing.js';
 import type { DedupeStore } from '../stores/types.js';
 
 export type { DurableJob, DurableQueue, DurableQueueCounts, EnqueueResult } from '../contract/queue.js';
+
+/**
+ * What names a job engine and reads its own failures. Each engine's folder (`durable/bullmq/`,
+ * `durable/pg-boss/`) has one, in its `engine.ts`, and hands it to the shared parts (the worker's runner, its
+ * spans, the dead letters): nothing outside the folder knows an engine by name.
+ */
+export interface JobEngine {
+  /** Its name, as `DeadLetters.engine` and the spans' `messaging.system` give it: `bullmq`, `pg-boss`. */
+  readonly name: string;
+  /** What it runs on, for messages that say what to check: `Redis`, `PostgreSQL`. */
+  readonly store: string;
+  /**
+   * The dead-letter reason of a failure the engine reported in its own words (a stalled job, a lost lock), or
+   * undefined when the message is none it knows (then: handler_failed). A run's own errors, which carry their
+   * code, are read before it is asked.
+   */
+  failureReason(message: string): DeadLetterCode | undefined;
+}
 
 /** The part of a receiver a worker needs: its handlers and its onError handlers. */
 export interface DispatchingReceiver {

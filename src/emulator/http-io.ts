@@ -2,7 +2,6 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { utf8Text } from '../base/bytes.js';
 import { readNodeBody } from '../contract/node-io.js';
 import { BODY_TIMEOUT, BODY_TOO_LARGE } from '../contract/request.js';
-import { createId } from '../events/ids.js';
 
 const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -17,8 +16,6 @@ export class ApiError extends Error {
     super(message);
   }
 }
-
-export const newRequestId = () => createId('req_');
 
 export function sendJson(
   res: ServerResponse,

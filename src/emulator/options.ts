@@ -1,4 +1,5 @@
 import { WebhookConfigError } from '../base/errors.js';
+import { type OptionRule, optionMistake, rules } from '../base/options.js';
 import { createId } from '../events/ids.js';
 import type { RetryPolicy } from '../sending/retry.js';
 import type { SignatureProfile } from '../signature/index.js';
@@ -135,51 +136,43 @@ const resolveMode = (mode: EmulatorMode, given: ModeOptions = {}): ResolvedMode 
 });
 
 /** A mistake in the options fails `startEmulator` at once, naming the option, not deep inside a delivery. */
-function check(ok: boolean, option: string, expected: string, value: unknown): void {
-  if (!ok)
-    throw new WebhookConfigError(
-      `emulator option ${option} must be ${expected}, got ${JSON.stringify(value)}.`,
-    );
+function check<T>(name: string, value: unknown, rule: OptionRule<T>): void {
+  const mistake = optionMistake(name, value, rule);
+  if (mistake) throw new WebhookConfigError(`emulator option ${mistake}`);
 }
+
+const MILLISECONDS = rules.number({ min: 0, unit: 'milliseconds' });
+const ABOVE_ZERO = (expected: string) =>
+  rules.that<number>(expected, (value) => typeof value === 'number' && value > 0);
+const URL_RULE = rules.that<string | undefined>(
+  'an http(s) URL',
+  (value) => value === undefined || (typeof value === 'string' && /^https?:\/\/[^\s]+$/.test(value)),
+);
+const KEYS = rules.that<string[]>('one key or more', (value) => Array.isArray(value) && value.length > 0);
 
 function validate(resolved: ResolvedOptions): ResolvedOptions {
   const { schedule, retry, chaos } = resolved;
-  for (const [name, value] of Object.entries({
-    failureRate: schedule.failureRate,
-    ...pick(chaos, 'copies', 'tamper', 'stale'),
-  })) {
-    check(Number.isFinite(value) && value >= 0 && value <= 1, name, 'a fraction from 0 to 1', value);
-  }
+  const fractions = { failureRate: schedule.failureRate, ...pick(chaos, 'copies', 'tamper', 'stale') };
+  for (const [name, value] of Object.entries(fractions)) check(name, value, rules.fraction);
   const durations = {
     ...pick(schedule, 'submitMs', 'resultMs', 'jitterMs'),
     ...pick(retry, 'baseMs', 'capMs'),
     ...pick(chaos, 'reorderMs', 'delayMs'),
   };
-  for (const [name, value] of Object.entries(durations)) {
-    check(Number.isFinite(value) && value >= 0, name, 'a number of milliseconds, 0 or more', value);
-  }
-  check(retry.timeoutMs > 0, 'retry.timeoutMs', 'a positive number of milliseconds', retry.timeoutMs);
-  for (const [name, value] of Object.entries({
-    'retry.maxAttempts': retry.maxAttempts,
-    concurrency: resolved.concurrency,
-  })) {
-    check(Number.isInteger(value) && value >= 1, name, 'a whole number, 1 or more', value);
-  }
+  for (const [name, value] of Object.entries(durations)) check(name, value, MILLISECONDS);
+  check('retry.timeoutMs', retry.timeoutMs, ABOVE_ZERO('a positive number of milliseconds'));
+  check('retry.maxAttempts', retry.maxAttempts, rules.whole({ min: 1 }));
+  check('concurrency', resolved.concurrency, rules.whole({ min: 1 }));
   for (const mode of Object.values(resolved.modes)) {
     const { endpoint, rateLimit } = mode;
+    check(`${mode.mode}.endpoint`, endpoint, URL_RULE);
+    check(`${mode.mode}.rateLimit.requests`, rateLimit.requests, rules.number({ min: 1 }));
     check(
-      endpoint === undefined || /^https?:\/\/[^\s]+$/.test(endpoint),
-      `${mode.mode}.endpoint`,
-      'an http(s) URL',
-      endpoint,
+      `${mode.mode}.rateLimit.windowSeconds`,
+      rateLimit.windowSeconds,
+      ABOVE_ZERO('a number of seconds over 0'),
     );
-    check(
-      rateLimit.requests >= 1 && rateLimit.windowSeconds > 0,
-      `${mode.mode}.rateLimit`,
-      'at least 1 request in a window over 0 s',
-      rateLimit,
-    );
-    check(mode.keys.length > 0, `${mode.mode}.keys`, 'one key or more', mode.keys);
+    check(`${mode.mode}.keys`, mode.keys, KEYS);
     // Throws a WebhookConfigError that says what is wrong with the secret (never printing it).
     resolveKeys(mode.secret);
   }

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { nextRequestId } from '../base/bytes.js';
 import { type ApiContext, handleApi } from './api.js';
 import { CONSOLE_HTML } from './console-page.js';
 import { type ConsoleContext, consoleAction, consoleState, streamConsole } from './console-routes.js';
 import { guardRequest } from './host-guard.js';
-import { ApiError, newRequestId, sendError, sendJson } from './http-io.js';
+import { ApiError, sendError, sendJson } from './http-io.js';
 
 /** The emulator's request listener: the API under /v1, the console at /, every failure answered as the API's error. */
 export function createRouter(
@@ -12,7 +13,7 @@ export function createRouter(
   consoleContext: ConsoleContext,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   async function route(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const requestId = newRequestId();
+    const requestId = nextRequestId();
     try {
       guardRequest(req, allowedHosts);
       const url = new URL(req.url ?? '/', 'http://emulator.local');

@@ -1,5 +1,6 @@
 import type { Metric, Registry } from 'prom-client';
 import { WebhookConfigError } from '../base/errors.js';
+import { option, optionMistake, rules } from '../base/options.js';
 
 export interface RegisterMetricsOptions {
   /** prom-client's Registry to add the metrics to (its default `register` is a Registry too). */
@@ -17,6 +18,10 @@ export type Sample = { value: number; labels: Record<string, string | number>; m
 
 const METRIC_NAME = /^[a-zA-Z_:][a-zA-Z0-9_:]*$/;
 const LABEL_NAME = /^[a-zA-Z_][a-zA-Z0-9_]*$/;
+const PREFIX = rules.that<string>(
+  'the start of a Prometheus metric name (letters, digits, _ and :, no digit first)',
+  (value) => typeof value === 'string' && METRIC_NAME.test(`${value}x`),
+);
 
 /**
  * The prefix and labels of the options, checked: a wrong one fails at registration, not as a scrape that
@@ -26,17 +31,13 @@ export function metricsOptions(
   options: RegisterMetricsOptions,
   own: readonly string[],
 ): { registry: Registry; prefix: string; labels: Record<string, string> } {
-  const { registry, prefix = 'messaging_webhooks_', labels = {} } = options ?? {};
+  const { registry, labels = {} } = options ?? {};
   if (typeof registry?.registerMetric !== 'function') {
     throw new WebhookConfigError(
       "registry must be a prom-client Registry: pass `register` (import { register } from 'prom-client') or a new Registry().",
     );
   }
-  if (typeof prefix !== 'string' || !METRIC_NAME.test(`${prefix}x`)) {
-    throw new WebhookConfigError(
-      `prefix must start a Prometheus metric name (letters, digits, _ and :, no digit first), got ${JSON.stringify(prefix)}.`,
-    );
-  }
+  const prefix = option('prefix', options.prefix, 'messaging_webhooks_', PREFIX);
   const reserved = [...own, 'le'];
   for (const [name, value] of Object.entries(labels)) {
     if (!LABEL_NAME.test(name) || name.startsWith('__') || reserved.includes(name)) {
@@ -44,9 +45,9 @@ export function metricsOptions(
         `labels: "${name}" cannot be a label name here: use letters, digits and _ (no digit or __ first), and none of ${reserved.join(', ')}.`,
       );
     }
-    if (typeof value !== 'string') {
-      throw new WebhookConfigError(`labels: the value of "${name}" must be a string, got ${typeof value}.`);
-    }
+    // No default here: a label given as undefined is a mistake too.
+    const mistake = optionMistake(`labels.${name}`, value, rules.string);
+    if (mistake) throw new WebhookConfigError(mistake);
   }
   return { registry, prefix, labels };
 }

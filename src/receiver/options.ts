@@ -1,4 +1,5 @@
 import { WebhookConfigError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 import { checkTracing, type Tracing } from '../contract/tracing.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import type { DurableQueue } from '../durable/port.js';
@@ -106,6 +107,13 @@ export type ResolvedOptions<C extends Catalogue, S> = Required<
     store: S;
   };
 
+/**
+ * Every numeric option is a whole number greater than 0 (maxQueue may be 0): a count, milliseconds or seconds.
+ * Infinity, NaN and fractions (`concurrency: 1.5`) are refused by name, so a typo fails at startup instead of
+ * bending the limits.
+ */
+const COUNT = rules.whole({ min: 1 });
+
 /** Validates options at creation, so a mistake fails at startup with a message, not at the first delivery. */
 export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknown>>(
   options: ReceiverOptions<C, S>,
@@ -117,17 +125,17 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     signatureHeader: options.signatureHeader,
     profile: resolveProfile(options),
     crypto: options.crypto,
-    maxBodyBytes: positive('maxBodyBytes', options.maxBodyBytes, 1024 * 1024),
-    bodyTimeoutMs: positive('bodyTimeoutMs', options.bodyTimeoutMs, 10_000),
+    maxBodyBytes: option('maxBodyBytes', options.maxBodyBytes, 1024 * 1024, COUNT),
+    bodyTimeoutMs: option('bodyTimeoutMs', options.bodyTimeoutMs, 10_000, COUNT),
     store: options.store ?? (new MemoryDedupeStore() as unknown as S),
     events: options.events ?? (defaultEvents as unknown as C),
-    leaseMs: positive('leaseMs', options.leaseMs, 60_000),
-    retentionMs: positive('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS),
-    storeTimeoutMs: positive('storeTimeoutMs', options.storeTimeoutMs, 5000),
-    concurrency: positive('concurrency', options.concurrency, 32),
-    maxQueue: positive('maxQueue', options.maxQueue, 1024, true),
-    ack: options.ack ?? 'sync',
-    retryAfterSeconds: positive('retryAfterSeconds', options.retryAfterSeconds, 5),
+    leaseMs: option('leaseMs', options.leaseMs, 60_000, COUNT),
+    retentionMs: option('retentionMs', options.retentionMs, DEFAULT_RETENTION_MS, COUNT),
+    storeTimeoutMs: option('storeTimeoutMs', options.storeTimeoutMs, 5000, COUNT),
+    concurrency: option('concurrency', options.concurrency, 32, COUNT),
+    maxQueue: option('maxQueue', options.maxQueue, 1024, rules.whole({ min: 0 })),
+    ack: option('ack', options.ack ?? undefined, 'sync', rules.oneOf(['sync', 'async'])),
+    retryAfterSeconds: option('retryAfterSeconds', options.retryAfterSeconds, 5, COUNT),
     now: options.now ?? Date.now,
     secrets: options.secrets,
     toleranceSeconds: options.toleranceSeconds,
@@ -135,14 +143,13 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     logger: options.logger,
     queue: options.queue,
     tracing: checkTracing(options.tracing),
-    handlerTimeoutMs:
-      options.handlerTimeoutMs === undefined
-        ? undefined
-        : positive('handlerTimeoutMs', options.handlerTimeoutMs, 0),
+    handlerTimeoutMs: option<number | undefined>(
+      'handlerTimeoutMs',
+      options.handlerTimeoutMs,
+      undefined,
+      COUNT,
+    ),
   };
-  if (resolved.ack !== 'sync' && resolved.ack !== 'async') {
-    throw new WebhookConfigError(`ack must be 'sync' or 'async', got ${JSON.stringify(resolved.ack)}.`);
-  }
   const logger = resolved.logger as Partial<Logger> | undefined;
   if (
     logger !== undefined &&
@@ -164,18 +171,4 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     throw new WebhookConfigError('store must implement claim, complete and release (see DedupeStore).');
   }
   return resolved;
-}
-
-/**
- * Every numeric option is a whole number: a count, milliseconds or seconds. Infinity, NaN and fractions
- * (`concurrency: 1.5`) are refused by name, so a typo fails at startup instead of bending the limits.
- */
-function positive(name: string, value: number | undefined, fallback: number, allowZero = false): number {
-  if (value === undefined) return fallback;
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0 || (value === 0 && !allowZero)) {
-    throw new WebhookConfigError(
-      `${name} must be a whole number ${allowZero ? '(0 or more)' : 'greater than 0'}, got ${String(value)}.`,
-    );
-  }
-  return value;
 }

@@ -1,5 +1,5 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-import { WebhookConfigError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 
 /** What a store operation rejects with once its deadline passed: the receiver answers 503 store_unavailable. */
 export class StoreTimeoutError extends Error {
@@ -52,11 +52,6 @@ export function withinOperationTimeout<T>(
 
 /** Validates an `operationTimeoutMs` option: a whole number of milliseconds, at least 1. Default 3000. */
 export function operationTimeout(store: string, value: number | undefined): number {
-  if (value === undefined) return 3000;
-  if (!Number.isInteger(value) || value < 1) {
-    throw new WebhookConfigError(
-      `new ${store}({ operationTimeoutMs }): operationTimeoutMs must be a whole number of milliseconds (at least 1), got ${typeof value === 'string' ? JSON.stringify(value) : String(value)}.`,
-    );
-  }
-  return value;
+  const rule = rules.whole({ min: 1, unit: 'milliseconds' });
+  return option('operationTimeoutMs', value, 3000, rule, `new ${store}({ operationTimeoutMs }): `);
 }

@@ -1,4 +1,4 @@
-import { WebhookConfigError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface MemoryDedupeStoreOptions {
@@ -53,12 +53,13 @@ export class MemoryDedupeStore implements DedupeStore {
   #oldest: string | undefined;
 
   constructor(options: MemoryDedupeStoreOptions = {}) {
-    this.maxEntries = options.maxEntries ?? 100_000;
-    if (!Number.isInteger(this.maxEntries) || this.maxEntries < 1) {
-      throw new WebhookConfigError(
-        `new MemoryDedupeStore({ maxEntries }): maxEntries must be a whole number of at least 1, got ${String(this.maxEntries)}.`,
-      );
-    }
+    this.maxEntries = option(
+      'maxEntries',
+      options.maxEntries,
+      100_000,
+      rules.whole({ min: 1 }),
+      'new MemoryDedupeStore({ maxEntries }): ',
+    );
     this.#now = options.now ?? Date.now;
     this.#epoch = this.#now();
   }

@@ -1,6 +1,5 @@
 import type { Pool, PoolClient } from 'pg';
-import { WebhookConfigError } from '../base/errors.js';
-import { kindOf } from './kind-of.js';
+import { kindOf, WebhookConfigError } from '../base/errors.js';
 
 /** A pooled client handed back once: released normally, or destroyed when its state is unknown. */
 export class Checkout {

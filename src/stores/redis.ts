@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
-import { WebhookConfigError } from '../base/errors.js';
+import { kindOf, WebhookConfigError } from '../base/errors.js';
+import { option, rules } from '../base/options.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
-import { kindOf } from './kind-of.js';
+
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
@@ -101,12 +102,13 @@ export class RedisDedupeStore implements DedupeStore {
 
   constructor(options: RedisDedupeStoreOptions) {
     const client = options?.client;
-    this.prefix = options?.prefix ?? 'mw:';
-    if (typeof this.prefix !== 'string') {
-      throw new WebhookConfigError(
-        `new RedisDedupeStore({ prefix }): prefix must be a string, got ${kindOf(this.prefix)}.`,
-      );
-    }
+    this.prefix = option(
+      'prefix',
+      options?.prefix,
+      'mw:',
+      rules.string,
+      'new RedisDedupeStore({ prefix }): ',
+    );
     this.operationTimeoutMs = operationTimeout('RedisDedupeStore', options?.operationTimeoutMs);
     this.#send = sender(client, this.operationTimeoutMs);
   }

@@ -108,7 +108,7 @@ describe('BullMQ redeliveries without tellDuplicates (the default)', () => {
     const connection = createNodeRedisClient(createClient({ url: REDIS_URL }));
     // @ts-expect-error: a string where a boolean belongs is what a config read from the environment gives
     expect(() => bullmqQueue({ connection, tellDuplicates: 'yes' })).toThrow(
-      'tellDuplicates must be true or false, got yes.',
+      'tellDuplicates must be true or false, got "yes".',
     );
   });
 });

@@ -155,10 +155,13 @@ describe('registerWorkerMetrics on a BullMQ worker', () => {
     const registry = new Registry();
     const wrong: [object, RegExp][] = [
       [{}, /registry must be a prom-client Registry/],
-      [{ registry, prefix: '9lives_' }, /prefix must start a Prometheus metric name.*"9lives_"/],
+      [
+        { registry, prefix: '9lives_' },
+        /prefix must be the start of a Prometheus metric name.*got "9lives_"/,
+      ],
       [{ registry, labels: { 'queue-name': 'sms' } }, /"queue-name" cannot be a label name/],
       [{ registry, labels: { result: 'x' } }, /"result" cannot be a label name.*none of result, le/],
-      [{ registry, labels: { queue: 7 } }, /the value of "queue" must be a string, got number/],
+      [{ registry, labels: { queue: 7 } }, /labels\.queue must be a string, got 7\./],
     ];
     for (const [options, message] of wrong) {
       expect(() => registerWorkerMetrics(worker, options as never)).toThrow(message);

@@ -29,7 +29,7 @@ describe('requests', () => {
       const { status, body } = await call(emulator, '/v1/messages', { key, body: message });
       expect(status).toBe(401);
       expect(body.error.code).toBe('unauthorized');
-      expect(body.error.request_id).toMatch(/^req_/);
+      expect(body.error.request_id).toMatch(/^req_[0-9a-f]{32}$/);
       expect(body.error.message).toMatch(/Bearer/);
     }
   });

@@ -137,7 +137,7 @@ describe('bullmqQueue on a Redis that can lose acknowledged jobs', () => {
         connection: connection(servers.durable),
         allowVolatileRedis: 'yes' as unknown as boolean,
       }),
-    ).toThrow(/allowVolatileRedis must be true or false, got yes/);
+    ).toThrow(/allowVolatileRedis must be true or false, got "yes"/);
   });
 });
 

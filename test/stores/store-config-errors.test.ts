@@ -45,7 +45,7 @@ describe('store configuration errors', () => {
     const client = createClient();
     configError(
       () => new RedisDedupeStore({ client, prefix: 7 as unknown as string }),
-      /\{ prefix \}\).*got a number/,
+      /\{ prefix \}\): prefix must be a string, got 7\./,
     );
     configError(
       () => new RedisDedupeStore({ client, operationTimeoutMs: '3000' as unknown as number }),

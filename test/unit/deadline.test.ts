@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { TIMED_OUT, withDeadline, withTimeout } from '../../src/base/deadline.js';
+import { TIMED_OUT, whenLate, withDeadline, withTimeout } from '../../src/base/deadline.js';
 
 describe('withTimeout and withDeadline', () => {
   beforeEach(() => {
@@ -45,5 +45,37 @@ describe('withTimeout and withDeadline', () => {
     await vi.advanceTimersByTimeAsync(10);
     finish('too late');
     await expect(timed).resolves.toBe(TIMED_OUT);
+  });
+});
+
+describe('whenLate', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('calls late once the time passed first, and the work settles as late makes it', async () => {
+    let reject!: (error: Error) => void;
+    const work = new Promise<never>((_, rejectWork) => {
+      reject = rejectWork;
+    });
+    const late = vi.fn(() => reject(new Error('given up')));
+    const settled = whenLate(work, 100, late);
+    const caught = settled.catch((error: Error) => error.message);
+    await vi.advanceTimersByTimeAsync(99);
+    expect(late).not.toHaveBeenCalled();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(late).toHaveBeenCalledOnce();
+    expect(await caught).toBe('given up');
+  });
+
+  it('never calls late once the work settled, and leaves no timer behind', async () => {
+    const late = vi.fn();
+    await expect(whenLate(Promise.resolve('done'), 100, late)).resolves.toBe('done');
+    expect(vi.getTimerCount()).toBe(0);
+    await vi.advanceTimersByTimeAsync(200);
+    expect(late).not.toHaveBeenCalled();
   });
 });

@@ -127,7 +127,7 @@ describe('messaging-webhooks/prometheus', () => {
     const receiver = createReceiver({ secrets: SECRET });
     const registry = new Registry();
     expect(() => registerMetrics(receiver, { registry, prefix: 'hooks-' })).toThrow(
-      /prefix must start a Prometheus metric name/,
+      /prefix must be the start of a Prometheus metric name/,
     );
     expect(() => registerMetrics(receiver, { registry, labels: { outcome: 'x' } })).toThrow(
       /"outcome" cannot be a label name here.*none of outcome, status, event_type, le/,

@@ -12,6 +12,7 @@ import {
   isoTimestamp,
   signPayload,
 } from '../../src/testing.js';
+import { until } from '../support/until.js';
 
 const SECRET = 'whsec_testing_kit_5e4d3c2b1a';
 const parse = createEventParser(defaultEvents);
@@ -155,5 +156,23 @@ describe('createSignedRequest', () => {
     } finally {
       server.close();
     }
+  });
+});
+
+describe('createId', () => {
+  it('is a ULID after its prefix: its first 10 characters are the time, so ids of later milliseconds sort later', async () => {
+    const decode = (id: string) =>
+      [...id.slice(4, 14)].reduce(
+        (time, char) => time * 32 + '0123456789ABCDEFGHJKMNPQRSTVWXYZ'.indexOf(char),
+        0,
+      );
+    const before = Date.now();
+    const first = createId('evt_');
+    await until(() => Date.now() > decode(first));
+    const second = createId('evt_');
+    expect(decode(first)).toBeGreaterThanOrEqual(before);
+    expect(decode(second)).toBeGreaterThan(decode(first));
+    expect(decode(second)).toBeLessThanOrEqual(Date.now());
+    expect(second.slice(4) > first.slice(4)).toBe(true);
   });
 });

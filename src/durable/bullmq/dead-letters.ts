@@ -12,6 +12,7 @@ import {
   skipped,
 } from '../dead-letters.js';
 import type { DurableJob } from '../port.js';
+import { bullmqEngine } from './engine.js';
 import { type BullmqDurableQueue, bullmqJobId, DEFAULT_QUEUE_NAME } from './queue.js';
 
 /** Where the dead letters are: the queue itself, or where to find it. */
@@ -69,8 +70,7 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
   }
 
   const engine: DeadLetterEngine = {
-    engine: 'bullmq',
-    store: 'Redis',
+    engine: bullmqEngine,
     async list(limit, offset) {
       const jobs = await queue.getFailed(offset, offset + limit - 1);
       return jobs.flatMap((job) => (job ? [toDeadLetter(job)] : []));
@@ -119,7 +119,7 @@ function toDeadLetter(job: Job<DurableJob>): DeadLetter {
     jobId: job.id as string,
     mode: data.ctx?.mode ?? data.key.split(':')[0] ?? 'live',
     event: data.event,
-    error: { reason: failureReason(message), message },
+    error: { reason: failureReason(message, bullmqEngine), message },
     attempts: job.attemptsMade,
     enqueuedAt: new Date(job.timestamp),
     failedAt: new Date(job.finishedOn ?? job.timestamp),

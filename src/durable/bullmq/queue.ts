@@ -1,6 +1,7 @@
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import { withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
+import { option, rules } from '../../base/options.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
@@ -71,16 +72,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
     });
   // Redis trouble: the connection reconnects; a failed enqueue is answered 503 and told to onError.
   if (owned) queue.on('error', () => {});
-  const poller = countsPoller(async () => {
-    const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
-    const count = (type: string) => counts[type] ?? 0;
-    return {
-      waiting: count('wait') + count('prioritized') + count('delayed'),
-      running: count('active'),
-      retrying: count('delayed'),
-      deadLettered: count('failed'),
-    };
-  }, options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
+  const poller = countsPoller(() => readCounts(queue), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
   let checked: Promise<void> | undefined;
   // Once the check passed, an enqueue does not wait for it again (a turn of the microtask queue per event).
@@ -130,6 +122,18 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   };
 }
 
+/** The queue's jobs by state, in one call. */
+async function readCounts(queue: Queue) {
+  const counts = await queue.getJobCounts('wait', 'prioritized', 'delayed', 'active', 'failed');
+  const count = (type: string) => counts[type] ?? 0;
+  return {
+    waiting: count('wait') + count('prioritized') + count('delayed'),
+    running: count('active'),
+    retrying: count('delayed'),
+    deadLettered: count('failed'),
+  };
+}
+
 /** Each job's options: the retry schedule, completed jobs kept for the dedupe window, failed ones kept. */
 function jobOptionsOf(options: BullmqQueueOptions): (jobId: string) => JobsOptions {
   const { attempts, backoffMs } = retrySchedule(options);
@@ -140,10 +144,7 @@ function jobOptionsOf(options: BullmqQueueOptions): (jobId: string) => JobsOptio
 }
 
 function booleanOption(options: BullmqQueueOptions, name: 'allowVolatileRedis' | 'tellDuplicates'): boolean {
-  const value = options[name] ?? false;
-  if (typeof value !== 'boolean')
-    throw new WebhookConfigError(`${name} must be true or false, got ${String(value)}.`);
-  return value;
+  return option(name, options[name] ?? undefined, false, rules.boolean);
 }
 
 /** BullMQ refuses `:` in a custom jobId; escaping `%` first keeps the mapping one-to-one. */

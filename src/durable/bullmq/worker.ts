@@ -1,8 +1,10 @@
 import { type Job, Worker } from 'bullmq';
+import { option, rules } from '../../base/options.js';
 import { WebhookHandlerError } from '../../contract/errors.js';
-import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
+import { closeWorker, deadLetterReason, workerRunner } from '../job-run.js';
 import type { AttemptTrace } from '../job-span.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
+import { bullmqEngine } from './engine.js';
 import type { BullmqDurableQueue } from './queue.js';
 
 export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQueue> {
@@ -31,16 +33,21 @@ export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQ
  */
 export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<DurableWorker> {
   const { receiver, queue } = options;
-  const lockDuration = durationOption('lockDurationMs', options.lockDurationMs, 30_000, 1000);
-  const stalledInterval = durationOption(
+  const lockDuration = option(
+    'lockDurationMs',
+    options.lockDurationMs,
+    30_000,
+    rules.whole({ min: 1000, unit: 'milliseconds' }),
+  );
+  const stalledInterval = option(
     'stalledIntervalMs',
     options.stalledIntervalMs,
     Math.max(500, Math.floor(lockDuration / 2)),
-    100,
+    rules.whole({ min: 100, unit: 'milliseconds' }),
   );
-  const maxStalledCount = durationOption('maxStalledCount', options.maxStalledCount, 1, 0);
-  const concurrency = durationOption('concurrency', options.concurrency, 16);
-  const runner = workerRunner(options, { system: 'bullmq', destination: queue.queue.name });
+  const maxStalledCount = option('maxStalledCount', options.maxStalledCount, 1, rules.whole({ min: 0 }));
+  const concurrency = option('concurrency', options.concurrency, 16, rules.whole({ min: 1 }));
+  const runner = workerRunner(options, bullmqEngine, queue.queue.name);
   const worker = new Worker(
     queue.queue.name,
     (job: Job<DurableJob>) =>
@@ -64,7 +71,13 @@ export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<
     // last attempt failed, or it stalled more often than maxStalledCount allows.
     if (!job?.finishedOn) return;
     const attempts = job.opts.attempts ?? 1;
-    void runner.deadLettered(job.data, deadLetterReason(error), error, job.attemptsMade, attempts);
+    void runner.deadLettered(
+      job.data,
+      deadLetterReason(error, bullmqEngine),
+      error,
+      job.attemptsMade,
+      attempts,
+    );
   });
   // BullMQ reconnects by itself; onError hears what went wrong (an unheard 'error' would crash).
   worker.on('error', (cause) => {

@@ -14,6 +14,7 @@ import {
 } from '../dead-letters.js';
 import type { DurableJob } from '../port.js';
 import * as sql from './dead-letter-sql.js';
+import { pgBossEngine } from './engine.js';
 import { DEFAULT_QUEUE_NAME, type PgBossDurableQueue, pgBossJobId } from './queue.js';
 import type { PgBossInstance } from './types.js';
 
@@ -75,8 +76,7 @@ export function pgBossDeadLetters(options: PgBossDeadLettersOptions): DeadLetter
   }
 
   const engine: DeadLetterEngine = {
-    engine: 'pg-boss',
-    store: 'PostgreSQL',
+    engine: pgBossEngine,
     list: async (limit, offset) =>
       (await run(sql.listSql, (deadLetter) => [deadLetter, name, limit, offset])).map(toDeadLetter),
     count: async () => Number((await run(sql.countSql, (deadLetter) => [deadLetter, name]))[0]?.n ?? 0),
@@ -184,7 +184,7 @@ function toDeadLetter(row: Record<string, unknown>): DeadLetter {
     jobId: String(row.source_id),
     mode: data.ctx?.mode ?? data.key.split(':')[0] ?? 'live',
     event: data.event,
-    error: { reason: failureReason(message, output.code), message },
+    error: { reason: failureReason(message, pgBossEngine, output.code), message },
     attempts: Number(row.source_retry_count) + 1,
     enqueuedAt: new Date(row.source_created_on as string),
     failedAt: new Date(row.created_on as string),

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
 import { withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
+import { option, rules } from '../../base/options.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
@@ -132,19 +133,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
 
   const poller = countsPoller(async () => {
     await ready();
-    const { rows } = await boss
-      .getDb()
-      .executeSql(
-        `SELECT state, count(*)::int AS n FROM "${schema}"."${table()}" WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') GROUP BY state`,
-        [name],
-      );
-    const count = (state: string) => (rows.find((row) => row.state === state)?.n as number | undefined) ?? 0;
-    return {
-      waiting: count('created') + count('retry'),
-      running: count('active'),
-      retrying: count('retry'),
-      deadLettered: count('failed'),
-    };
+    return readCounts(boss, schema, table(), name);
   }, options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
   async function enqueue(job: DurableJob): Promise<'enqueued' | 'in_progress' | 'duplicate'> {
@@ -176,28 +165,42 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
   };
 }
 
+/** The queue's jobs by state, in one query. */
+async function readCounts(boss: PgBossInstance, schema: string, table: string | undefined, name: string) {
+  const { rows } = await boss
+    .getDb()
+    .executeSql(
+      `SELECT state, count(*)::int AS n FROM "${schema}"."${table}" WHERE name = $1 AND state IN ('created', 'retry', 'active', 'failed') GROUP BY state`,
+      [name],
+    );
+  const count = (state: string) => (rows.find((row) => row.state === state)?.n as number | undefined) ?? 0;
+  return {
+    waiting: count('created') + count('retry'),
+    running: count('active'),
+    retrying: count('retry'),
+    deadLettered: count('failed'),
+  };
+}
+
 /** What governs how soon a dead worker's job runs again, checked when the queue is created. */
 function recoverySettings(options: PgBossQueueOptions) {
-  const heartbeatSeconds = options.heartbeatSeconds ?? DEFAULT_HEARTBEAT_SECONDS;
-  if (!Number.isInteger(heartbeatSeconds) || heartbeatSeconds < 10) {
-    throw new WebhookConfigError(
-      `heartbeatSeconds must be a whole number of seconds ≥ 10 (pg-boss's floor), got ${String(heartbeatSeconds)}.`,
-    );
-  }
+  const heartbeatSeconds = option(
+    'heartbeatSeconds',
+    options.heartbeatSeconds,
+    DEFAULT_HEARTBEAT_SECONDS,
+    rules.whole({ min: 10, unit: 'seconds', why: "pg-boss's floor" }),
+  );
   if (options.boss && options.superviseIntervalSeconds !== undefined) {
     throw new WebhookConfigError(
       'superviseIntervalSeconds applies to the PgBoss the queue runs itself; with your own `boss`, set superviseIntervalSeconds and monitorIntervalSeconds on it (new PgBoss({ …, superviseIntervalSeconds: 10, monitorIntervalSeconds: 10 })).',
     );
   }
-  const superviseIntervalSeconds = options.superviseIntervalSeconds ?? DEFAULT_SUPERVISE_SECONDS;
-  if (
-    typeof superviseIntervalSeconds !== 'number' ||
-    !(superviseIntervalSeconds >= 1 && superviseIntervalSeconds <= 3600)
-  ) {
-    throw new WebhookConfigError(
-      `superviseIntervalSeconds must be a number of seconds from 1 to 3600, got ${String(superviseIntervalSeconds)}.`,
-    );
-  }
+  const superviseIntervalSeconds = option(
+    'superviseIntervalSeconds',
+    options.superviseIntervalSeconds,
+    DEFAULT_SUPERVISE_SECONDS,
+    rules.number({ min: 1, max: 3600, unit: 'seconds' }),
+  );
   return { heartbeatSeconds, superviseIntervalSeconds };
 }
 

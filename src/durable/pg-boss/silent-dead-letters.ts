@@ -1,4 +1,5 @@
 import { withDeadline } from '../../base/deadline.js';
+import { startPoller } from '../../base/poller.js';
 import type { DeadLetterCode } from '../../contract/errors.js';
 import type { DurableJob } from '../port.js';
 import type { PgBossDurableQueue } from './queue.js';
@@ -26,10 +27,7 @@ export function watchSilentDeadLetters(
   queue: PgBossDurableQueue,
   report: (deadLetter: SilentDeadLetter) => Promise<void>,
 ): () => void {
-  let checking = false;
   const check = async () => {
-    if (checking) return;
-    checking = true;
     try {
       const found = await withDeadline(
         takeSilentDeadLetters(queue),
@@ -39,13 +37,10 @@ export function watchSilentDeadLetters(
       for (const deadLetter of found) await report(deadLetter);
     } catch {
       // The next pass looks again: the jobs stay unreported until one succeeds.
-    } finally {
-      checking = false;
     }
   };
-  const timer = setInterval(check, queue.superviseIntervalMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  const poller = startPoller(check, queue.superviseIntervalMs);
+  return () => poller.stop();
 }
 
 async function takeSilentDeadLetters(queue: PgBossDurableQueue): Promise<SilentDeadLetter[]> {

@@ -1,8 +1,10 @@
 import { WebhookConfigError } from '../../base/errors.js';
+import { option, rules } from '../../base/options.js';
 import { WebhookHandlerError } from '../../contract/errors.js';
 import type { TraceCarrier } from '../../contract/tracing.js';
-import { closeWorker, deadLetterReason, durationOption, workerRunner } from '../job-run.js';
+import { closeWorker, deadLetterReason, workerRunner } from '../job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
+import { pgBossEngine } from './engine.js';
 import type { PgBossDurableQueue } from './queue.js';
 import { watchSilentDeadLetters } from './silent-dead-letters.js';
 import type { PgBossJob, PgBossJobResult } from './types.js';
@@ -26,8 +28,8 @@ export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQ
  */
 export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<DurableWorker> {
   const { queue } = options;
-  const concurrency = durationOption('concurrency', options.concurrency, 16);
-  const runner = workerRunner(options, { system: 'pg-boss', destination: queue.name });
+  const concurrency = option('concurrency', options.concurrency, 16, rules.whole({ min: 1 }));
+  const runner = workerRunner(options, pgBossEngine, queue.name);
   await queue.ready();
   await expectExpiryBeyond(queue, runner.handlerTimeoutMs);
   // Fetched in batches (one fetch per job would wait out the polling interval after each), but each job
@@ -64,7 +66,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     } catch (error) {
       // pg-boss retries a failed job within its retryLimit, then moves it to the dead-letter queue.
       if (attempt >= attempts) {
-        await runner.deadLettered(job.data, deadLetterReason(error), error, attempt, attempts);
+        await runner.deadLettered(job.data, deadLetterReason(error, pgBossEngine), error, attempt, attempts);
       }
       const code = error instanceof WebhookHandlerError ? error.code : 'handler_failed';
       const output = { code, message: String((error as Error)?.message), attemptTraces };

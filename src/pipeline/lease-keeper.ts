@@ -1,3 +1,4 @@
+import { type Poller, startPoller } from '../base/poller.js';
 import { Slots } from '../base/slots.js';
 import type { ErrorContext } from '../contract/context.js';
 import type { Report } from './report.js';
@@ -31,7 +32,7 @@ export interface KeptLease {
  */
 export class LeaseKeeper {
   readonly #held = new Slots<KeptLease>();
-  #timer: ReturnType<typeof setInterval> | undefined;
+  #poller: Poller | undefined;
 
   constructor(
     readonly calls: StoreCalls<unknown>,
@@ -47,10 +48,7 @@ export class LeaseKeeper {
     if (typeof this.calls.store.renew !== 'function') return undefined;
     const lease: KeptLease = { claim, renewAt: Date.now() + this.leaseMs / 2, slot: 0 };
     lease.slot = this.#held.add(lease);
-    if (this.#timer === undefined) {
-      this.#timer = setInterval(() => this.#tick(), Math.max(1, Math.floor(this.leaseMs / 4)));
-      this.#timer.unref?.();
-    }
+    this.#poller ??= startPoller(() => this.#tick(), Math.max(1, Math.floor(this.leaseMs / 4)));
     return lease;
   }
 
@@ -64,8 +62,8 @@ export class LeaseKeeper {
 
   #tick(): void {
     if (this.#held.size === 0) {
-      clearInterval(this.#timer);
-      this.#timer = undefined;
+      this.#poller?.stop();
+      this.#poller = undefined;
       return;
     }
     const now = Date.now();

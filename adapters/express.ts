@@ -39,7 +39,9 @@ export function webhookHandler(receiver: AdapterReceiver): (req: Request, res: R
 }
 
 function bodySource(req: ExpressRequest): NodeBodySource {
-  if (req.rawBody instanceof Uint8Array) return { rawBody: req.rawBody };
+  // Read as unknown: a package that types IncomingMessage's rawBody as a string (@koa/bodyparser) may be installed.
+  const rawBody: unknown = req.rawBody;
+  if (rawBody instanceof Uint8Array) return { rawBody };
   const body: unknown = req.body;
   if (body instanceof Uint8Array || typeof body === 'string') return { rawBody: body };
   // A parser left an object: passed on as it is, the core answers body_already_parsed with the fix.

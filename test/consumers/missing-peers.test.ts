@@ -15,6 +15,7 @@ const entries = [
   '/testing',
   '/express',
   '/fastify',
+  '/koa',
   '/next',
   '/fetch',
   '/node',

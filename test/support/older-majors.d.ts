@@ -4,3 +4,9 @@ declare module 'express4' {
   import express = require('express');
   export = express;
 }
+
+// Koa 2 has the API @types/koa describes for what the tests use (Koa 3 dropped only generator middleware).
+declare module 'koa2' {
+  import Koa = require('koa');
+  export = Koa;
+}

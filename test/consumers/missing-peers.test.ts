@@ -19,6 +19,7 @@ const entries = [
   '/next',
   '/fetch',
   '/node',
+  '/aws-lambda',
   '/redis',
   '/postgres',
   '/prometheus',

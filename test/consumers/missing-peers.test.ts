@@ -20,6 +20,7 @@ const entries = [
   '/fetch',
   '/node',
   '/aws-lambda',
+  '/google-cloud-functions',
   '/redis',
   '/postgres',
   '/prometheus',

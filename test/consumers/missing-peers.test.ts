@@ -21,6 +21,7 @@ const entries = [
   '/node',
   '/aws-lambda',
   '/google-cloud-functions',
+  '/azure-functions',
   '/redis',
   '/postgres',
   '/prometheus',

@@ -70,6 +70,15 @@ describe('koa middleware', () => {
     });
   }
 
+  it('reads the stream a parser that skipped the request left unread behind its empty body', async () => {
+    const { receiver, errors } = recordingReceiver();
+    const app = new Koa();
+    app.use(koaBodyParser({ enableTypes: ['form'] }));
+    app.use(webhookMiddleware(receiver, { path: '/webhooks' }));
+    expect(await deliver(await serve(app))).toEqual({ status: 200, body: { received: true } });
+    expect(errors).toEqual([]);
+  });
+
   it('passes other paths on, and the rest of the app still parses JSON', async () => {
     const { receiver } = recordingReceiver();
     const app = new Koa();

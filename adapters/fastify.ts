@@ -142,7 +142,7 @@ function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): 
  * `bodyTimeoutMs`.
  */
 export const webhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fp(webhooksPlugin, {
-  fastify: '5.x',
+  fastify: '4.x || 5.x',
   name: 'messaging-webhooks',
 });
 

@@ -3,13 +3,29 @@ import type { Outcome } from './outcome.js';
 import { BODY_TIMEOUT, BODY_TOO_LARGE } from './request.js';
 
 /**
+ * What readWebBody reads of a request: a Fetch `Request`, or a platform's own request shaped like one (Azure
+ * Functions' HttpRequest).
+ */
+export interface WebBodySource {
+  readonly headers: { get(name: string): string | null };
+  readonly bodyUsed: boolean;
+  readonly body: { getReader(): WebBodyReader } | null;
+}
+
+/** A Web stream's reader, as readWebBody uses it (written out: Node's stream/web and the DOM type it apart). */
+export interface WebBodyReader {
+  read(): Promise<{ done: boolean; value?: Uint8Array | undefined }>;
+  cancel(): Promise<void>;
+}
+
+/**
  * Reads a Fetch `Request` body as it streams in and stops once it passes `maxBytes` (the rest is cancelled,
  * never buffered). A Content-Length over the limit is refused before a byte is read. A body not complete
  * within `deadlineMs` resolves BODY_TIMEOUT, its stream cancelled. A body something else already read
  * resolves to undefined at once: the core answers body_already_parsed.
  */
 export async function readWebBody(
-  request: Request,
+  request: WebBodySource,
   maxBytes: number,
   deadlineMs: number,
 ): Promise<Uint8Array | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | undefined> {
@@ -28,9 +44,11 @@ export async function readWebBody(
       const next = await Promise.race([reader.read(), expired]);
       if (next === BODY_TIMEOUT) return stop(reader, BODY_TIMEOUT);
       if (next.done) break;
-      size += next.value.byteLength;
+      const chunk = next.value;
+      if (chunk === undefined) continue;
+      size += chunk.byteLength;
       if (size > maxBytes) return stop(reader, BODY_TOO_LARGE);
-      chunks.push(next.value);
+      chunks.push(chunk);
     }
     return chunks.length === 1 ? (chunks[0] as Uint8Array) : concatBytes(chunks, size);
   } finally {
@@ -38,7 +56,7 @@ export async function readWebBody(
   }
 }
 
-function stop<T>(reader: ReadableStreamDefaultReader<Uint8Array>, answer: T): T {
+function stop<T>(reader: WebBodyReader, answer: T): T {
   // Not awaited: a client that stalls must not keep the answer waiting.
   reader.cancel().catch(() => {});
   return answer;

@@ -72,8 +72,11 @@ export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
   close(options?: { timeoutMs?: number }): Promise<void>;
   /** Counters and duration histogram per outcome and event type since creation, and the queue right now. */
   metrics(): MetricsSnapshot;
-  /** Settings adapters need (to stop reading a body past the limit while it streams in). */
-  readonly limits: { readonly maxBodyBytes: number };
+  /**
+   * Settings adapters need: the body limit (to stop reading past it while it streams in), and when the sender
+   * is answered (a platform that freezes after the response refuses 'async').
+   */
+  readonly limits: { readonly maxBodyBytes: number; readonly ack: 'sync' | 'async' | 'durable' };
 }
 
 /**
@@ -155,7 +158,7 @@ export function createReceiver<
         opts.queue && (opts.queue.counts?.() ?? { ...NOT_READ }),
       );
     },
-    limits: { maxBodyBytes: opts.maxBodyBytes },
+    limits: { maxBodyBytes: opts.maxBodyBytes, ack: opts.queue ? 'durable' : opts.ack },
   };
   return receiver;
 }

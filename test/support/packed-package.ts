@@ -21,7 +21,7 @@ const consumersDir = join(root, 'tmp/consumers');
  * ancestor's node_modules too, so a folder under one (a TMPDIR inside a checkout, packages someone installed in
  * /tmp) would lend the app packages it never installed. The first of the usual temporary folders without one.
  */
-function isolatedBase(): string {
+export function isolatedBase(): string {
   const underNodeModules = (dir: string): boolean => {
     for (let at = dir; ; at = dirname(at)) {
       if (existsSync(join(at, 'node_modules'))) return true;

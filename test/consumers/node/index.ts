@@ -4,9 +4,13 @@ import express from 'express';
 import Fastify from 'fastify';
 import { createReceiver, MemoryDedupeStore } from 'messaging-webhooks';
 import type { DurableWorker } from 'messaging-webhooks/adapter';
+import { createLambdaHandler } from 'messaging-webhooks/aws-lambda';
+import { createAzureHandler } from 'messaging-webhooks/azure-functions';
 import { webhookHandler } from 'messaging-webhooks/express';
 import { webhooks } from 'messaging-webhooks/fastify';
 import { createFetchHandler } from 'messaging-webhooks/fetch';
+import { createCloudFunction } from 'messaging-webhooks/google-cloud-functions';
+import { webhookMiddleware } from 'messaging-webhooks/koa';
 import { createPagesHandler, createRouteHandler } from 'messaging-webhooks/next';
 import { createNodeHandler } from 'messaging-webhooks/node';
 import { openTelemetry } from 'messaging-webhooks/opentelemetry';
@@ -40,6 +44,12 @@ export const POST = createRouteHandler(() => receiver);
 export default createPagesHandler(() => receiver);
 export const fetchHandler = createFetchHandler(receiver);
 export const server = createServer(createNodeHandler(receiver));
+export const lambda = createLambdaHandler(receiver);
+export const cloudFunction = createCloudFunction(() => receiver);
+export const azure = createAzureHandler(receiver);
+export const koa = webhookMiddleware(receiver, { path: '/webhooks' });
+// A Cloud Function is handed Node's request and response, as Express types them.
+export const gcfServer = createServer((req, res) => void cloudFunction(req, res));
 export const signed = createSignedRequest(createEvent('message.delivered'), {
   secret: 'whsec_consumer_node',
 });

@@ -1,5 +1,7 @@
 // A Cloudflare Worker's project: no Node types at all (types: []), the Web platform's lib only.
 import { createReceiver, type Receiver } from 'messaging-webhooks';
+import { createLambdaHandler } from 'messaging-webhooks/aws-lambda';
+import { createAzureHandler } from 'messaging-webhooks/azure-functions';
 import { createFetchHandler, type FetchHandlerContext } from 'messaging-webhooks/fetch';
 
 interface Env {
@@ -18,3 +20,7 @@ export default {
     return handle(request, ctx);
   },
 };
+
+// The serverless entries' types need no Node types either.
+export const lambda = createLambdaHandler(() => createReceiver({ secrets: 'whsec_consumer_workers' }));
+export const azure = createAzureHandler(() => createReceiver({ secrets: 'whsec_consumer_workers' }));

@@ -1,0 +1,53 @@
+import {
+  type ReceiverSource,
+  readWebBody,
+  receiverAtFirstRequest,
+  type WebBodySource,
+} from '../src/adapter.js';
+
+const AZURE_FIX =
+  'The HttpRequest body was read (request.json(), request.text(), …) before the webhook handler: pass it the ' +
+  'untouched request, or request.clone() if something else must read it too.';
+
+/** The parts of Azure Functions' `HttpRequest` (v4 programming model) the handler reads. */
+export interface AzureHttpRequestLike extends WebBodySource {
+  readonly method: string;
+  readonly url: string;
+}
+
+/** What the handler returns: an `HttpResponseInit`. */
+export interface AzureHttpResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export type AzureHttpHandler = (
+  request: AzureHttpRequestLike,
+  context?: unknown,
+) => Promise<AzureHttpResponse>;
+
+/**
+ * An Azure Functions v4 HTTP handler: `app.http('webhooks', { methods: ['POST'], authLevel: 'anonymous',
+ * handler: createAzureHandler(webhooks) })`. Give it the receiver, or a function that creates it at the first
+ * request. Reads the body as it streams in (the host buffers it unless HTTP streaming is on), under the
+ * receiver's `maxBodyBytes` and body deadline.
+ */
+export function createAzureHandler(source: ReceiverSource): AzureHttpHandler {
+  const receiver = receiverAtFirstRequest(source);
+  return async (request) => {
+    const outcome = await receiver.receive({
+      method: request.method,
+      headers: request.headers,
+      url: request.url,
+      readBody: (maxBytes, deadlineMs) => readWebBody(request, maxBytes, deadlineMs),
+      rawBodyHint: AZURE_FIX,
+    });
+    // The host owns the connection and sizes the body itself.
+    const headers: Record<string, string> = {};
+    for (const name in outcome.headers) {
+      if (name !== 'connection' && name !== 'content-length') headers[name] = outcome.headers[name] as string;
+    }
+    return { status: outcome.status, headers, body: outcome.body };
+  };
+}

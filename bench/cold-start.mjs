@@ -1,0 +1,67 @@
+// Cold start in Node: `npm run build && node bench/cold-start.mjs`. Each sample is a fresh process
+// (bench/edge/cold-child.mjs) that imports one contender and answers one delivery: the time of the import()
+// and of the first delivery after it (messaging-webhooks: createReceiver, one handler, the Fetch adapter, a
+// signed Request answered 200; the anchors: standardwebhooks' verify, stripe-node's constructEvent).
+// Contenders take turns run by run, so background load hits them alike; medians of RUNS (default 21) runs.
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import Stripe from 'stripe';
+
+const RUNS = Number(process.env.RUNS ?? 21);
+const child = fileURLToPath(new URL('edge/cold-child.mjs', import.meta.url));
+const CONTENDERS = [
+  'messaging-webhooks (root + /fetch)',
+  'messaging-webhooks (root + /express)',
+  'standardwebhooks',
+  'stripe-node webhooks',
+];
+
+function input() {
+  const secret = `whsec_${Buffer.from('cold-start-bench-secret-0123456789').toString('base64')}`;
+  const now = Math.floor(Date.now() / 1000);
+  const id = `evt_cold_${now}`;
+  const event = {
+    id,
+    type: 'message.delivered',
+    created_at: new Date().toISOString(),
+    data: { message_id: 'msg_cold', to: '+15551234567', operator: 'op_cold' },
+  };
+  const body = JSON.stringify(event);
+  const signature = `t=${now},v1=${createHmac('sha256', secret).update(`${now}.${body}`).digest('hex')}`;
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const standard = createHmac('sha256', key).update(`${id}.${now}.${body}`).digest('base64');
+  const webhookHeaders = {
+    'webhook-id': id,
+    'webhook-timestamp': String(now),
+    'webhook-signature': `v1,${standard}`,
+  };
+  const stripeHeader = Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now });
+  return JSON.stringify({ secret, body, signature, webhookHeaders, stripeHeader });
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+
+const samples = Object.fromEntries(CONTENDERS.map((name) => [name, { importMs: [], firstMs: [] }]));
+for (let run = 0; run < RUNS; run++) {
+  const env = { ...process.env, COLD_START_INPUT: input() };
+  for (const name of CONTENDERS) {
+    const out = execFileSync(process.execPath, [child, name], { env, encoding: 'utf8' });
+    const { importMs, firstMs } = JSON.parse(out.trim().split('\n').at(-1));
+    samples[name].importMs.push(importMs);
+    samples[name].firstMs.push(firstMs ?? Number.NaN);
+  }
+}
+
+const ms = (value) => (value === null || Number.isNaN(value) ? '—' : `${value.toFixed(1)} ms`);
+console.log(`Cold start in Node ${process.version}, fresh process per sample, median of ${RUNS} runs:`);
+console.log(`  ${'contender'.padEnd(38)} ${'import()'.padStart(10)} ${'first delivery'.padStart(16)}`);
+for (const name of CONTENDERS) {
+  const { importMs, firstMs } = samples[name];
+  console.log(
+    `  ${name.padEnd(38)} ${ms(median(importMs)).padStart(10)} ${ms(median(firstMs)).padStart(16)}`,
+  );
+}

@@ -3,8 +3,9 @@
 // does (esbuild, ESM, Worker conditions first), minified, and prints its size beside the same Worker built on
 // the standardwebhooks package and on stripe-node's webhooks, all in this run. The package resolves through its
 // own package.json exports to dist/, as an installed copy would.
-// `--check` compares the Worker with bench/bundle-budget.json and exits 1 when it passed its budget, printing
-// which parts grew since the budget was recorded; `--record` rewrites that file's breakdown from this build.
+// `--check` compares the Worker with bench/bundle-budget.json (gzipped bytes; BUNDLE_BUDGET_GZIP overrides it)
+// and exits 1 when it passed its budget, printing which parts grew since the breakdown in that file was recorded;
+// `--record` rewrites that breakdown from this build. CI runs the check (test/runtimes/bundle-size.test.ts).
 import { readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -103,16 +104,21 @@ async function main() {
     console.log(`\nrecorded this build's breakdown in ${relative(root, budgetFile)}`);
   }
   if (process.argv.includes('--check')) {
-    if (ours.gzip <= budget.gzipBudget) {
-      console.log(`\nwithin budget: ${kb(ours.gzip)} gzip of ${kb(budget.gzipBudget)}`);
+    const allowed = Number(process.env.BUNDLE_BUDGET_GZIP ?? budget.gzipBudget);
+    if (ours.gzip <= allowed) {
+      console.log(`\nwithin budget: ${kb(ours.gzip)} gzip of ${kb(allowed)}`);
       return;
     }
+    const grown = growth(budget.recorded.parts, ours.parts);
+    const file = relative(root, budgetFile);
+    console.log(`\nOVER BUDGET: ${kb(ours.gzip)} gzip, budget ${kb(allowed)}.`);
     console.log(
-      `\nOVER BUDGET: ${kb(ours.gzip)} gzip, budget ${kb(budget.gzipBudget)}. What grew since recorded:`,
+      grown.length === 0
+        ? `Nothing grew since the breakdown in ${file} was recorded (${kb(budget.recorded.gzip)} gzip).`
+        : `What grew since the breakdown in ${file} was recorded (minified bytes):`,
     );
-    for (const row of growth(budget.recorded.parts, ours.parts)) {
+    for (const row of grown)
       console.log(`  +${kb(row.grew).padStart(9)}  ${row.part} (now ${kb(row.bytes)})`);
-    }
     process.exitCode = 1;
   }
 }

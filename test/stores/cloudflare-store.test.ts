@@ -5,9 +5,9 @@ import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookConfigError } from '../../src/base/errors.js';
 import { DurableObjectDedupeStore } from '../../src/stores/cloudflare.js';
-import type { ClaimResult, DedupeStore } from '../../src/stores/types.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { root } from '../support/build.js';
+import { storeAcrossInstances } from '../support/store-bridge.js';
 import { until } from '../support/until.js';
 import { describeStoreConformance } from './store-conformance.js';
 
@@ -60,30 +60,12 @@ beforeAll(async () => {
 
 afterAll(() => mf?.dispose());
 
-interface StoreReply {
-  result?: unknown;
-  error?: { name: string; message: string };
-}
-
 /** The store as the test process sees it: each operation runs inside a Worker, in turn in either isolate. */
-function storeInWorkers(query: Record<string, string> = {}): DedupeStore<unknown> {
-  let calls = 0;
-  const call = async (operation: string, params: Record<string, string>) => {
-    const worker = workers[ISOLATES[calls++ % ISOLATES.length] as (typeof ISOLATES)[number]];
-    const search = new URLSearchParams({ ...params, ...query });
-    const reply = (await (
-      await worker.fetch(`http://worker/store/${operation}?${search}`)
-    ).json()) as StoreReply;
-    if (reply.error) throw Object.assign(new Error(reply.error.message), { name: reply.error.name });
-    return reply.result;
-  };
-  return {
-    claim: (key, leaseMs) => call('claim', { key, ms: String(leaseMs) }) as Promise<ClaimResult>,
-    complete: (key, token, ms) => call('complete', { key, token, ms: String(ms) }) as Promise<boolean>,
-    renew: (key, token, ms) => call('renew', { key, token, ms: String(ms) }) as Promise<boolean>,
-    release: (key, token) => call('release', { key, token }) as Promise<boolean>,
-  };
-}
+const storeInWorkers = (query: Record<string, string> = {}) =>
+  storeAcrossInstances(
+    ISOLATES.map((name) => (path: string) => workers[name].fetch(`http://worker${path}`)),
+    query,
+  );
 
 describeStoreConformance('Durable Object (workerd, two isolates)', () => ({
   store: storeInWorkers(),

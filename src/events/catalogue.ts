@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type * as core from 'zod/v4/core';
-import { clone, config } from 'zod/v4/core';
+import { $ZodObjectJIT, config, safeParse } from 'zod/v4/core';
 import { en } from 'zod/v4/locales';
 
 /**
@@ -58,10 +58,20 @@ const envelopeShape = {
   signature: z.optional(z.string()),
 };
 
-const unknownEvent = z.looseObject({
-  ...envelopeShape,
-  type: z.string().check(z.minLength(1)),
-  data: z.unknown(),
+/**
+ * An object schema that keeps the fields it does not declare, compiled by zod into one function where the
+ * runtime allows it (Node, Bun, Deno; in Workers zod checks it field by field): classic zod compiles its
+ * objects, zod/mini's never do. Built on zod's core, as both flavours' objects are.
+ */
+function looseCompiled(
+  def: Omit<core.$ZodObjectDef, 'catchall'> & { catchall?: core.$ZodType },
+): core.$ZodType {
+  return new $ZodObjectJIT({ ...def, catchall: def.catchall ?? z.unknown() });
+}
+
+const unknownEvent = looseCompiled({
+  type: 'object',
+  shape: { ...envelopeShape, type: z.string().check(z.minLength(1)), data: z.unknown() },
 });
 
 export type ParsedEvent =
@@ -75,34 +85,35 @@ export interface EventIssue {
 }
 
 /**
- * An object schema that keeps the fields it does not declare, of either zod flavour (classic or mini): the
- * same schema with a catchall, as zod's own `.loose()` makes it. Any other schema is used as it is.
+ * An event's data schema as the parser runs it: an object schema of either zod flavour keeps the fields it
+ * does not declare (its own catchall, if it has one, stays) and is compiled; any other schema is used as it is.
  */
 function tolerant(data: core.$ZodType): core.$ZodType {
   const def = data._zod.def as core.$ZodObjectDef;
-  if (def.type !== 'object' || def.catchall !== undefined) return data;
-  return clone(data as core.$ZodObject, { ...def, catchall: z.unknown() });
+  return def.type === 'object' ? looseCompiled(def) : data;
 }
 
 /**
- * The English messages of zod's issues, unless the app chose its own (`z.config(...)` or classic zod, which
- * sets English itself): zod/mini loads no locale, and an issue's message goes into the 422 answer.
+ * zod/mini loads no locale, and an issue's message goes into the 422 answer: English is made the default, as
+ * classic zod does when its first schema is built, unless the app chose a locale (`z.config(...)`) already.
+ * A parse context with its own error map instead would cost every parse several times over.
  */
-let english: core.$ZodErrorMap | undefined;
-const PARSE_OPTIONS: core.ParseContext<core.$ZodIssue> = {
-  error: (issue) => {
-    const chosen = config();
-    if (chosen.customError !== undefined || chosen.localeError !== undefined) return undefined;
-    english ??= en().localeError;
-    return english(issue);
-  },
-};
+function englishByDefault(): void {
+  if (config().localeError === undefined) config(en());
+}
 
 /** Compiles one schema per event type, once; parsing picks it by the `type` field. */
 export function createEventParser(catalogue: Catalogue): (value: unknown) => ParsedEvent {
-  const schemas = new Map<string, z.ZodMiniType>();
+  englishByDefault();
+  const schemas = new Map<string, core.$ZodType>();
   for (const [type, data] of Object.entries(catalogue)) {
-    schemas.set(type, z.looseObject({ ...envelopeShape, type: z.literal(type), data: tolerant(data) }));
+    schemas.set(
+      type,
+      looseCompiled({
+        type: 'object',
+        shape: { ...envelopeShape, type: z.literal(type), data: tolerant(data) },
+      }),
+    );
   }
   return (value) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -110,7 +121,7 @@ export function createEventParser(catalogue: Catalogue): (value: unknown) => Par
     }
     const type = (value as { type?: unknown }).type;
     const schema = (typeof type === 'string' && schemas.get(type)) || unknownEvent;
-    const result = schema.safeParse(value, PARSE_OPTIONS);
+    const result = safeParse(schema, value);
     if (result.success) {
       return {
         ok: true,

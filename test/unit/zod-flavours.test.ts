@@ -47,6 +47,20 @@ describe('a catalogue of classic zod and zod/mini schemas', () => {
   });
 });
 
+describe('issue messages', () => {
+  it("keep the locale the app chose before the receiver's parser was made", () => {
+    z.config(z.locales.de());
+    try {
+      const parsed = createEventParser(defaultEvents)(event('message.delivered', { message_id: 'msg_1' }));
+      expect(parsed.ok).toBe(false);
+      const messages = parsed.ok ? [] : parsed.issues.map((issue) => issue.message);
+      expect(messages[0]).toMatch(/^Ungültige Eingabe/);
+    } finally {
+      z.config(z.locales.en());
+    }
+  });
+});
+
 describe('issue messages without classic zod loaded', () => {
   beforeAll(ensureBuilt, 180_000);
 

@@ -1,10 +1,14 @@
 // A webhook receiver on Deno.serve: `npm run example:deno` at the repository root (Deno comes from npm).
 // PORT (default 3000) and WEBHOOK_SECRET (default: a development secret, never for production) configure it.
+// Its dedupe store is Deno KV (`--unstable-kv` outside Deno Deploy): on Deno Deploy the app's own database,
+// shared by every instance; here a local file in Deno's data directory.
+import { DenoKvDedupeStore } from 'messaging-webhooks/deno-kv';
 import { createFetchHandler } from 'messaging-webhooks/fetch';
 import { createExampleReceiver, exampleSecret, printHowToSend } from '../example-receiver.mjs';
 
 const secret = exampleSecret();
-const receiver = createExampleReceiver(secret);
+const kv = await Deno.openKv();
+const receiver = createExampleReceiver(secret, { store: new DenoKvDedupeStore({ kv }) });
 const handleWebhook = createFetchHandler(receiver);
 
 const server = Deno.serve(
@@ -22,6 +26,7 @@ for (const signal of ['SIGINT', 'SIGTERM']) {
   Deno.addSignalListener(signal, async () => {
     await server.shutdown();
     await receiver.close({ timeoutMs: 10_000 });
+    kv.close();
     Deno.exit(0);
   });
 }

@@ -21,6 +21,8 @@ const mf = new Miniflare({
   script: outputFiles[0].text,
   compatibilityDate: '2026-05-03',
   bindings: { WEBHOOK_SECRET: secret },
+  // As wrangler.toml binds it: the dedupe store's Durable Object class, SQLite-backed.
+  durableObjects: { WEBHOOK_DEDUPE: { className: 'DedupeDurableObject', useSQLite: true } },
   host: '127.0.0.1',
   port: Number(process.env.PORT ?? 8787),
 });

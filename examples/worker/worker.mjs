@@ -1,7 +1,12 @@
 // A webhook receiver as a Cloudflare Worker. The receiver is created at the first request: a Worker's
 // secrets arrive with the request's env, and Workers refuse random values at a module's global scope.
+// Its dedupe store is a Durable Object per event, so every isolate and location of the Worker shares it.
 import { createReceiver } from 'messaging-webhooks';
+import { DedupeDurableObject, DurableObjectDedupeStore } from 'messaging-webhooks/cloudflare';
 import { createFetchHandler } from 'messaging-webhooks/fetch';
+
+// The class wrangler.toml binds as WEBHOOK_DEDUPE.
+export { DedupeDurableObject };
 
 let handleWebhook;
 
@@ -12,7 +17,8 @@ export default {
     }
     handleWebhook ??= createFetchHandler(() => {
       // Set it with `wrangler secret put WEBHOOK_SECRET` (the local runner passes it from the environment).
-      const receiver = createReceiver({ secrets: env.WEBHOOK_SECRET });
+      const store = new DurableObjectDedupeStore({ namespace: env.WEBHOOK_DEDUPE });
+      const receiver = createReceiver({ secrets: env.WEBHOOK_SECRET, store });
       receiver.on('message.delivered', (event, ctx) => {
         console.log(`[${ctx.requestId}] ${event.data.message_id} delivered to ${event.data.to}`);
       });

@@ -1,24 +1,32 @@
-import { z } from 'zod';
+import * as z from 'zod/mini';
+import type * as core from 'zod/v4/core';
+import { $ZodObjectJIT, config, safeParse } from 'zod/v4/core';
+import { en } from 'zod/v4/locales';
 
 /**
- * The event catalogue: event type → schema of its `data`. Extend it with your own zod schemas and the
- * handlers of those types are typed too:
+ * The event catalogue: event type → schema of its `data`. Extend it with your own zod 4 schemas, from `zod`
+ * or `zod/mini`, and the handlers of those types are typed too:
  *   createReceiver({ secrets, events: { ...defaultEvents, 'campaign.completed': z.object({ … }) } })
  * Extra fields the service adds are kept at runtime (the API is a preview); types show the declared ones,
- * so a misspelled field is a compile error.
+ * so a misspelled field is a compile error. The package's own schemas are zod/mini's, which a bundler keeps
+ * small: an app that never imports `zod` ships none of its methods.
  */
-export type Catalogue = Readonly<Record<string, z.ZodType>>;
+export type Catalogue = Readonly<Record<string, core.$ZodType>>;
+
+const messageId = z.string().check(z.startsWith('msg_'));
 
 export const messageDelivered = z.object({
-  message_id: z.string().startsWith('msg_'),
-  to: z.string().regex(/^\+[0-9]+$/, 'Expected a phone number in international format: + then digits'),
-  operator: z.string().min(1),
+  message_id: messageId,
+  to: z
+    .string()
+    .check(z.regex(/^\+[0-9]+$/, 'Expected a phone number in international format: + then digits')),
+  operator: z.string().check(z.minLength(1)),
 });
 
 /** Provisional: the service says failures surface in webhooks but not under which name or fields. */
 export const messageFailed = z.looseObject({
-  message_id: z.string().startsWith('msg_').optional(),
-  to: z.string().optional(),
+  message_id: z.optional(messageId),
+  to: z.optional(z.string()),
 });
 
 export const defaultEvents = {
@@ -38,19 +46,33 @@ export interface EventEnvelope<T extends string, D> {
 }
 
 export type EventType<C extends Catalogue> = keyof C & string;
-export type CatalogueEvent<C extends Catalogue, K extends EventType<C>> = EventEnvelope<K, z.output<C[K]>>;
+export type CatalogueEvent<C extends Catalogue, K extends EventType<C>> = EventEnvelope<K, core.output<C[K]>>;
 export type KnownEvent<C extends Catalogue> = { [K in EventType<C>]: CatalogueEvent<C, K> }[EventType<C>];
 /** A verified event whose type is not in the catalogue: acknowledged and given to onAny, data not checked. */
 export type UnknownEvent = EventEnvelope<string, unknown>;
 
 const envelopeShape = {
-  id: z.string().startsWith('evt_').optional(),
-  created_at: z.iso.datetime({ offset: true }).optional(),
+  id: z.optional(z.string().check(z.startsWith('evt_'))),
+  created_at: z.optional(z.iso.datetime({ offset: true })),
   // Its syntax is the signature profile's to check (a body-signature profile reads it before this schema runs).
-  signature: z.string().optional(),
+  signature: z.optional(z.string()),
 };
 
-const unknownEvent = z.looseObject({ ...envelopeShape, type: z.string().min(1), data: z.unknown() });
+/**
+ * An object schema that keeps the fields it does not declare, compiled by zod into one function where the
+ * runtime allows it (Node, Bun, Deno; in Workers zod checks it field by field): classic zod compiles its
+ * objects, zod/mini's never do. Built on zod's core, as both flavours' objects are.
+ */
+function looseCompiled(
+  def: Omit<core.$ZodObjectDef, 'catchall'> & { catchall?: core.$ZodType },
+): core.$ZodType {
+  return new $ZodObjectJIT({ ...def, catchall: def.catchall ?? z.unknown() });
+}
+
+const unknownEvent = looseCompiled({
+  type: 'object',
+  shape: { ...envelopeShape, type: z.string().check(z.minLength(1)), data: z.unknown() },
+});
 
 export type ParsedEvent =
   | { ok: true; event: { type: string; id?: string; data: unknown }; known: boolean }
@@ -62,12 +84,36 @@ export interface EventIssue {
   message: string;
 }
 
+/**
+ * An event's data schema as the parser runs it: an object schema of either zod flavour keeps the fields it
+ * does not declare (its own catchall, if it has one, stays) and is compiled; any other schema is used as it is.
+ */
+function tolerant(data: core.$ZodType): core.$ZodType {
+  const def = data._zod.def as core.$ZodObjectDef;
+  return def.type === 'object' ? looseCompiled(def) : data;
+}
+
+/**
+ * zod/mini loads no locale, and an issue's message goes into the 422 answer: English is made the default, as
+ * classic zod does when its first schema is built, unless the app chose a locale (`z.config(...)`) already.
+ * A parse context with its own error map instead would cost every parse several times over.
+ */
+function englishByDefault(): void {
+  if (config().localeError === undefined) config(en());
+}
+
 /** Compiles one schema per event type, once; parsing picks it by the `type` field. */
 export function createEventParser(catalogue: Catalogue): (value: unknown) => ParsedEvent {
-  const schemas = new Map<string, z.ZodType>();
+  englishByDefault();
+  const schemas = new Map<string, core.$ZodType>();
   for (const [type, data] of Object.entries(catalogue)) {
-    const tolerant = data instanceof z.ZodObject && data.def.catchall === undefined ? data.loose() : data;
-    schemas.set(type, z.looseObject({ ...envelopeShape, type: z.literal(type), data: tolerant }));
+    schemas.set(
+      type,
+      looseCompiled({
+        type: 'object',
+        shape: { ...envelopeShape, type: z.literal(type), data: tolerant(data) },
+      }),
+    );
   }
   return (value) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
@@ -75,7 +121,7 @@ export function createEventParser(catalogue: Catalogue): (value: unknown) => Par
     }
     const type = (value as { type?: unknown }).type;
     const schema = (typeof type === 'string' && schemas.get(type)) || unknownEvent;
-    const result = schema.safeParse(value);
+    const result = safeParse(schema, value);
     if (result.success) {
       return {
         ok: true,

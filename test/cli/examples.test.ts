@@ -20,6 +20,7 @@ const examples = [
       bin('deno'),
       'run',
       '--no-lock',
+      '--unstable-kv',
       '--allow-net',
       '--allow-env',
       '--allow-read',

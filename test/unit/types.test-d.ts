@@ -2,6 +2,7 @@ import type { PgBoss } from 'pg-boss';
 import pino from 'pino';
 import { describe, expectTypeOf, it } from 'vitest';
 import { z } from 'zod';
+import * as zm from 'zod/mini';
 import type { PgBossInstance, PgBossQueueOptions } from '../../src/durable/pg-boss/index.js';
 import {
   createReceiver,
@@ -61,6 +62,24 @@ describe('handlers are typed from the event name', () => {
     });
     // @ts-expect-error still a closed catalogue
     receiver.on('campaign.started', () => undefined);
+  });
+
+  it('classic zod and zod/mini schemas mix in one catalogue, each typed', () => {
+    const receiver = createReceiver({
+      secrets: 'whsec_x',
+      events: {
+        ...defaultEvents,
+        'campaign.completed': z.object({ sent: z.number().int() }),
+        'campaign.paused': zm.object({ reason: zm.optional(zm.string()) }),
+      },
+    });
+    receiver.on('campaign.completed', (event) => expectTypeOf(event.data.sent).toBeNumber());
+    receiver.on('campaign.paused', (event) =>
+      expectTypeOf(event.data.reason).toEqualTypeOf<string | undefined>(),
+    );
+    // The package's schemas nest inside a user's classic schema, and its inferred type follows.
+    const extended = z.object({ delivery: defaultEvents['message.delivered'], note: z.string() });
+    expectTypeOf<z.infer<typeof extended>['delivery']['message_id']>().toBeString();
   });
 
   it('onAny gets KnownEvent | UnknownEvent, not any', () => {

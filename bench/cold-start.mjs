@@ -1,0 +1,94 @@
+// Cold start in Node: `npm run build && node bench/cold-start.mjs`. Each sample is a fresh process
+// (bench/edge/cold-child.mjs) that imports one contender and answers one delivery: the time of the import()
+// and of the first delivery after it (messaging-webhooks: createReceiver, one handler, the Fetch adapter, a
+// signed Request answered 200; the anchors: standardwebhooks' verify, stripe-node's constructEvent), in Node and,
+// for the Fetch path and standardwebhooks, in Deno (the devDependency's binary, packages from node_modules).
+// Contenders take turns run by run, so background load hits them alike; medians of RUNS (default 21) runs.
+// Wall time and the child's CPU time (user + system) both: on a shared machine wall time mostly measures
+// the other processes, CPU time what the contender itself costs.
+import { execFileSync } from 'node:child_process';
+import { createHmac } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import Stripe from 'stripe';
+
+const RUNS = Number(process.env.RUNS ?? 21);
+const child = fileURLToPath(new URL('edge/cold-child.mjs', import.meta.url));
+const deno = fileURLToPath(new URL('../node_modules/.bin/deno', import.meta.url));
+const DENO = [
+  deno,
+  'run',
+  '--quiet',
+  '--no-lock',
+  '--node-modules-dir=manual',
+  '--allow-read',
+  '--allow-env',
+];
+/** Each row: the contender cold-child.mjs runs, and the runtime that runs it (Node, then Deno for the Fetch path). */
+const ROWS = [
+  ...[
+    'messaging-webhooks (root + /fetch)',
+    'messaging-webhooks (root + /express)',
+    'standardwebhooks',
+    'stripe-node webhooks',
+  ].map((contender) => ({ name: contender, contender, command: [process.execPath] })),
+  ...['messaging-webhooks (root + /fetch)', 'standardwebhooks'].map((contender) => ({
+    name: `${contender} in Deno`,
+    contender,
+    command: DENO,
+  })),
+];
+const CONTENDERS = ROWS.map((row) => row.name);
+
+function input() {
+  const secret = `whsec_${Buffer.from('cold-start-bench-secret-0123456789').toString('base64')}`;
+  const now = Math.floor(Date.now() / 1000);
+  const id = `evt_cold_${now}`;
+  const event = {
+    id,
+    type: 'message.delivered',
+    created_at: new Date().toISOString(),
+    data: { message_id: 'msg_cold', to: '+15551234567', operator: 'op_cold' },
+  };
+  const body = JSON.stringify(event);
+  const signature = `t=${now},v1=${createHmac('sha256', secret).update(`${now}.${body}`).digest('hex')}`;
+  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+  const standard = createHmac('sha256', key).update(`${id}.${now}.${body}`).digest('base64');
+  const webhookHeaders = {
+    'webhook-id': id,
+    'webhook-timestamp': String(now),
+    'webhook-signature': `v1,${standard}`,
+  };
+  const stripeHeader = Stripe.webhooks.generateTestHeaderString({ payload: body, secret, timestamp: now });
+  return JSON.stringify({ secret, body, signature, webhookHeaders, stripeHeader });
+}
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+
+const COLUMNS = ['importMs', 'importCpuMs', 'firstMs', 'firstCpuMs'];
+const samples = Object.fromEntries(
+  CONTENDERS.map((name) => [name, Object.fromEntries(COLUMNS.map((column) => [column, []]))]),
+);
+for (let run = 0; run < RUNS; run++) {
+  const env = { ...process.env, COLD_START_INPUT: input() };
+  for (const { name, contender, command } of ROWS) {
+    const [file, ...args] = command;
+    const out = execFileSync(file, [...args, child, contender], { env, encoding: 'utf8' });
+    const times = JSON.parse(out.trim().split('\n').at(-1));
+    for (const column of COLUMNS) samples[name][column].push(times[column] ?? Number.NaN);
+  }
+}
+
+const ms = (value) => (Number.isNaN(value) ? '—' : `${value.toFixed(1)} ms`);
+const denoVersion = execFileSync(deno, ['--version'], { encoding: 'utf8' }).split('\n')[0];
+console.log(
+  `Cold start in Node ${process.version} and ${denoVersion}, fresh process per sample, median of ${RUNS} runs:`,
+);
+const header = ['import() wall', 'import() CPU', 'first wall', 'first CPU'];
+console.log(`  ${'contender'.padEnd(46)} ${header.map((title) => title.padStart(14)).join('')}`);
+for (const name of CONTENDERS) {
+  const cells = COLUMNS.map((column) => ms(median(samples[name][column])).padStart(14));
+  console.log(`  ${name.padEnd(46)} ${cells.join('')}`);
+}

@@ -1,0 +1,62 @@
+// One cold start, in a fresh process started by bench/cold-start.mjs: imports one contender, answers one
+// delivery, and prints the two times (ms, wall and this process's CPU) as JSON. The delivery's Request is built before the clock starts, so
+// Node's own lazy loading of fetch internals is not counted against the package.
+const [contender] = process.argv.slice(2);
+/** Wall and CPU (user + system) milliseconds since the process started. */
+const clock = () => {
+  const { user, system } = process.cpuUsage();
+  return [performance.now(), (user + system) / 1000];
+};
+const since = (from, to) => [to[0] - from[0], to[1] - from[1]];
+const { secret, body, signature, webhookHeaders, stripeHeader } = JSON.parse(process.env.COLD_START_INPUT);
+
+const contenders = {
+  async 'messaging-webhooks (root + /fetch)'() {
+    const request = new Request('https://example.test/webhooks', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'webhook-signature': signature },
+      body,
+    });
+    const started = clock();
+    const [{ createReceiver }, { createFetchHandler }] = await Promise.all([
+      import('../../dist/src/index.js'),
+      import('../../dist/adapters/fetch.js'),
+    ]);
+    const imported = clock();
+    const receiver = createReceiver({ secrets: secret });
+    receiver.on('message.delivered', () => {});
+    const response = await createFetchHandler(receiver)(request);
+    if (response.status !== 200) throw new Error(`answered ${response.status}: ${await response.text()}`);
+    await response.text();
+    return [since(started, imported), since(imported, clock())];
+  },
+  async 'messaging-webhooks (root + /express)'() {
+    const started = clock();
+    const [{ createReceiver }, { webhookHandler }] = await Promise.all([
+      import('../../dist/src/index.js'),
+      import('../../dist/adapters/express.js'),
+    ]);
+    const imported = clock();
+    webhookHandler(createReceiver({ secrets: secret }));
+    return [since(started, imported), [null, null]];
+  },
+  async standardwebhooks() {
+    const started = clock();
+    const { Webhook } = await import('standardwebhooks');
+    const imported = clock();
+    const event = new Webhook(secret).verify(body, webhookHeaders);
+    if (event.type !== 'message.delivered') throw new Error('standardwebhooks did not verify');
+    return [since(started, imported), since(imported, clock())];
+  },
+  async 'stripe-node webhooks'() {
+    const started = clock();
+    const { default: Stripe } = await import('stripe');
+    const imported = clock();
+    const event = new Stripe('sk_test_cold_start').webhooks.constructEvent(body, stripeHeader, secret);
+    if (event.type !== 'message.delivered') throw new Error('stripe did not verify');
+    return [since(started, imported), since(imported, clock())];
+  },
+};
+
+const [[importMs, importCpuMs], [firstMs, firstCpuMs]] = await contenders[contender]();
+console.log(JSON.stringify({ importMs, importCpuMs, firstMs, firstCpuMs }));

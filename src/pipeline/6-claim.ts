@@ -1,5 +1,6 @@
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { ClaimResult, DedupeStore } from '../stores/types.js';
+import { StoreUnavailableError } from '../stores/unavailable.js';
 import type { Keyed } from './5-dedupe-key.js';
 import type { Job, Runnable } from './7-execute.js';
 import { type Ran, Settle, type Settlement } from './8-settle.js';
@@ -168,7 +169,9 @@ export class Claim<Tx> implements Job<Settlement> {
       await transact(this.key, this.token, this.claims.retentionMs, dispatch);
       return COMMITTED;
     } catch (cause) {
-      if (handlerError !== undefined) return { ok: false, reason: 'handler_failed', cause };
+      // A handler that met a lost connection or a failover failed because of the store.
+      if (handlerError !== undefined && !(cause instanceof StoreUnavailableError))
+        return { ok: false, reason: 'handler_failed', cause };
       return { ok: false, reason: 'store_unavailable', cause };
     }
   }

@@ -1,5 +1,6 @@
 import type { ErrorContext } from '../receiver/handlers.js';
 import type { DedupeStore } from '../stores/types.js';
+import { ReplicasBehindError } from '../stores/unavailable.js';
 import type { ImmediateStore } from './immediate-store.js';
 import type { KeptLease, LeaseKeeper } from './lease-keeper.js';
 import type { Report } from './report.js';
@@ -107,7 +108,11 @@ export class Settle {
     }
     return store.complete(key, token, retentionMs).then(
       (owned) => (owned ? COMPLETED : this.#lost()),
-      (cause) => this.#unrecorded(cause),
+      // A completion the replicas asked for (waitForReplicas) do not hold is never acknowledged.
+      (cause) =>
+        cause instanceof ReplicasBehindError && !cause.accepted
+          ? this.#unreplicated(cause)
+          : this.#unrecorded(cause),
     );
   }
 
@@ -120,6 +125,16 @@ export class Settle {
       context,
     );
     return COMPLETED;
+  }
+
+  async #unreplicated(cause: unknown): Promise<Settlement> {
+    await this.ledger.report(
+      'store_unavailable',
+      'The completion of an event is not on enough replicas; it is answered 503 and the retry finds it done.',
+      cause,
+      this.held.context,
+    );
+    return { status: 'failed', reason: 'store_unavailable' };
   }
 
   async #unrecorded(cause: unknown): Promise<Settlement> {

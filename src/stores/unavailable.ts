@@ -12,6 +12,12 @@ export class StoreUnavailableError extends Error {
  */
 export class ReplicasBehindError extends StoreUnavailableError {
   override name = 'ReplicasBehindError';
+  /** True when `waitForReplicas.whenFewer` is `accept`: the write is acknowledged all the same. */
+  readonly accepted: boolean;
+  constructor(message: string, options: { accepted: boolean; cause?: unknown }) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.accepted = options.accepted;
+  }
 }
 
 /**

@@ -90,3 +90,27 @@ export function acknowledgedIds(attempts: Attempt[]): Set<string> {
       .map((attempt) => attempt.eventId),
   );
 }
+
+/**
+ * The size and settings of a failover run: the suite's (small, the documented safe setting) unless
+ * bench/failover.mjs asks for more through the environment: MW_HA_EVENTS, MW_HA_COPIES, MW_HA_CONCURRENCY,
+ * MW_HA_REPLICAS (0: no waitForReplicas), MW_HA_SYNC (0: asynchronous standby), MW_HA_DEADLINE_MS.
+ */
+export function haSettings() {
+  const number = (name: string, fallback: number) => {
+    const value = process.env[name];
+    return value === undefined || value === '' ? fallback : Number(value);
+  };
+  const replicas = number('MW_HA_REPLICAS', 1);
+  const synchronous = number('MW_HA_SYNC', 1) !== 0;
+  return {
+    events: number('MW_HA_EVENTS', 60),
+    copies: number('MW_HA_COPIES', 20),
+    concurrency: number('MW_HA_CONCURRENCY', 8),
+    replicas,
+    synchronous,
+    deadlineMs: number('MW_HA_DEADLINE_MS', 75_000),
+    /** The documented setting, whose runs must lose nothing. */
+    safe: replicas > 0 && synchronous,
+  };
+}

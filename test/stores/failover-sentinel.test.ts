@@ -145,3 +145,38 @@ it('fewer replicas than asked: whenFewer reject answers 503 with Retry-After, ac
   expect(accepted.status).toBe(200);
   expect(lenient.errors.join(' ')).toMatch(/acknowledged all the same/);
 });
+
+// bench/failover.mjs: what waitForReplicas costs, the receiver's answer time and rate with and without it.
+it.runIf(process.env.MW_HA_COST)(
+  'the cost of waitForReplicas',
+  async () => {
+    const rounds = Number(process.env.MW_HA_COST);
+    for (const [label, wait] of [
+      ['without waitForReplicas', undefined],
+      ['waitForReplicas 1', { count: 1, timeoutMs: 500 }],
+    ] as const) {
+      const { deliver } = await receiverOn(wait);
+      const ids = eventIds(`${run}c${label.length}`, rounds);
+      const times: number[] = [];
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < ids.length) {
+            const id = ids[next++] as string;
+            const at = performance.now();
+            expect((await deliver(id)).status).toBe(200);
+            times.push(performance.now() - at);
+          }
+        }),
+      );
+      const seconds = (performance.now() - started) / 1000;
+      times.sort((a, b) => a - b);
+      const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]?.toFixed(0);
+      console.info(
+        `cost, ${label}: ${(ids.length / seconds).toFixed(0)} events/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`,
+      );
+    }
+  },
+  300_000,
+);

@@ -1,4 +1,5 @@
 import { WebhookConfigError } from '../base/errors.js';
+import type { Deadline } from './deadline.js';
 import { kindOf } from './kind-of.js';
 
 /** The part of a node-redis v5/v6 client (`createClient()` from `redis`) the store uses. */
@@ -61,8 +62,11 @@ export type Send = (args: string[]) => Promise<unknown>;
 
 /** How the store talks to its client, whatever its kind. */
 export interface RedisLink {
-  /** `work` with a sender of commands about `key`, all on the one connection that holds it. */
-  session<T>(key: string, work: (send: Send) => Promise<T>): Promise<T>;
+  /**
+   * `work` with a sender of commands about `key`; `pinned`: all on one connection, held for them alone (a
+   * WAIT counts the writes of its own connection) and given back once `pinned` says the deadline passed.
+   */
+  session<T>(key: string, work: (send: Send) => Promise<T>, pinned?: Deadline): Promise<T>;
   /** An ioredis Cluster routes WAIT, which has no key, to any node: it cannot wait for a write's replicas. */
   readonly canWait: boolean;
 }
@@ -97,13 +101,18 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
     }
     if (typeof c.getMasterNode === 'function' && typeof c.use === 'function') {
       const sentinel = client as NodeRedisSentinel;
-      // A lease holds one connection of the master's pool for the whole session.
+      // A pinned session leases one connection of the master's pool for itself; others take any.
+      const send: Send = (args) => sentinel.sendCommand(false, args, options);
       return {
         canWait: true,
-        session: (_key, work) =>
-          sentinel.isReady
-            ? sentinel.use((lease) => work((args) => lease.sendCommand(false, args, options)))
-            : NOT_READY(),
+        session: (_key, work, pinned) => {
+          if (!sentinel.isReady) return NOT_READY();
+          if (!pinned) return work(send);
+          // A command that never settles on a dead connection must not keep the lease: the pool would drain.
+          return sentinel.use((lease) =>
+            pinned.within(work((args) => lease.sendCommand(false, args, options))),
+          );
+        },
       };
     }
     const single = client as NodeRedisClient;

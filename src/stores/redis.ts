@@ -146,11 +146,15 @@ export class RedisDedupeStore implements DedupeStore {
     if (!replicas) return (await this.#eval(scripts.complete, key, ...args)) === 1;
     // The completion and WAIT on one connection: WAIT counts the replicas that hold that connection's writes.
     return withinOperationTimeout(this.operationTimeoutMs, 'The Redis store', (deadline) =>
-      this.#link.session(this.prefix + key, async (send) => {
-        const owned = (await this.#evalScript(send, scripts.complete, key, args, deadline)) === 1;
-        await awaitReplicas(send, replicas, 'The completion of an event');
-        return owned;
-      }),
+      this.#link.session(
+        this.prefix + key,
+        async (send) => {
+          const owned = (await this.#evalScript(send, scripts.complete, key, args, deadline)) === 1;
+          await awaitReplicas(send, replicas, 'The completion of an event');
+          return owned;
+        },
+        deadline,
+      ),
     ).catch((error: unknown) => {
       throw unconfirmed(error, replicas);
     });

@@ -44,7 +44,8 @@ for (const [name, file, env] of cases) {
   });
   const output = `${result.stdout}\n${result.stderr}`.replace(COLORS, '');
   const lines = output.split('\n').filter((each) => / lost \d+, run twice|^cost, /.test(each));
-  const verdict = / \d+ passed/.test(output) && !/ failed/.test(output) ? 'passed' : 'FAILED';
+  const verdict =
+    /Tests\s+\d+ passed/.test(output) && !/Tests\s+\d+ failed/.test(output) ? 'passed' : 'FAILED';
   const took = ((Date.now() - started) / 1000).toFixed(0);
   const found = lines.map((line) => line.trim()).join('; ') || '(no result line)';
   console.log(`${name.padEnd(32)} ${found} [${verdict}, ${took} s]`);

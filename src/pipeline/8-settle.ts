@@ -128,6 +128,8 @@ export class Settle {
   }
 
   async #unreplicated(cause: unknown): Promise<Settlement> {
+    // A completion that landed is not owned by the token any more: only a claim it never reached is dropped.
+    await this.#release();
     await this.ledger.report(
       'store_unavailable',
       'The completion of an event is not on enough replicas; it is answered 503 and the retry finds it done.',

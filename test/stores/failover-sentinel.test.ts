@@ -37,11 +37,11 @@ afterAll(async () => {
 });
 
 async function sentinelClient() {
-  // Each WAIT holds a connection of the master's pool until the replicas answer: a pool lets them overlap.
+  // masterPoolSize 1, the default: measured here, a pool of 8 stalled after a failover (node-redis 6.3).
   const client = createSentinel({
     name: topology.name,
     sentinelRootNodes: topology.sentinelRootNodes,
-    masterPoolSize: 8,
+    masterPoolSize: Number(process.env.MW_HA_POOL ?? 1),
   });
   client.on('error', () => {});
   clients.push(client);
@@ -122,7 +122,7 @@ it(
       );
       if (settings.safe) expect(lost, 'completions acknowledged and then lost').toEqual([]);
       expect(result.failed).toBeGreaterThan(0);
-      expect(result.recoverySeconds).toBeLessThan(30);
+      expect(result.recoverySeconds).toBeLessThan(60);
     } finally {
       await Promise.all(servers.map((server) => server.close()));
     }

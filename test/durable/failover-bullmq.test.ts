@@ -1,6 +1,7 @@
 import { createNodeRedisClient } from 'bullmq';
 import { createSentinel } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { openDeadLetters } from '../../src/cli/dead-letter-connect.js';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
 import type { DurableWorker } from '../../src/durable/port.js';
 import { createReceiver } from '../../src/index.js';
@@ -105,6 +106,29 @@ it(
     );
     if (settings.safe) expect(lost(), 'jobs answered 202 that never ran').toEqual([]);
     expect(result.failed).toBeGreaterThan(0);
+
+    // The dead-letter command finds the queue through the sentinels too, after the failover.
+    const opened = await openDeadLetters('dead-letters count', {
+      'redis-sentinels': topology.sentinelRootNodes.map((node) => `${node.host}:${node.port}`).join(','),
+      'sentinel-name': topology.name,
+      prefix: `mw-ha:${run}`,
+    });
+    try {
+      expect(await opened.deadLetters.count()).toBe(0);
+    } finally {
+      await opened.close();
+    }
+    const sentinels = topology.sentinelRootNodes.map((node) => `${node.host}:${node.port}`).join(',');
+    await expect(
+      openDeadLetters('dead-letters count', {
+        'redis-sentinels': sentinels,
+        'sentinel-name': 'nope',
+        deadline: '2000',
+      }),
+    ).rejects.toThrow();
+    await expect(openDeadLetters('dead-letters count', { 'redis-sentinels': sentinels })).rejects.toThrow(
+      /needs --sentinel-name/,
+    );
   },
   settings.deadlineMs + 60_000,
 );

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -27,8 +27,22 @@ export interface PostgresPair {
   stop(): Promise<void>;
 }
 
-/** Every directory a pair created, removed when this process exits (also after a test timed out). */
+/** Every pair's directory: its servers are stopped when this process exits (also after a test timed out). */
 const dirs = new Set<string>();
+process.once('exit', () => {
+  for (const dir of dirs) {
+    for (const data of ['primary', 'standby']) {
+      try {
+        const ctl = [join(PG_BIN, 'pg_ctl'), '-D', join(dir, data), '-m', 'immediate', 'stop'];
+        execFileSync(
+          process.getuid?.() === 0 ? 'runuser' : (ctl.shift() as string),
+          process.getuid?.() === 0 ? ['-u', 'postgres', '--', ...ctl] : ctl,
+          { stdio: 'ignore' },
+        );
+      } catch {}
+    }
+  }
+});
 
 /**
  * A primary and a streaming standby (initdb, pg_basebackup -R) in a temp dir, on free ports. `synchronous`:

@@ -6,6 +6,8 @@ import { integer, UsageError } from './args.js';
 export const engineOptions = {
   engine: { type: 'string' },
   'redis-url': { type: 'string' },
+  'redis-sentinels': { type: 'string' },
+  'sentinel-name': { type: 'string' },
   prefix: { type: 'string' },
   'database-url': { type: 'string' },
   schema: { type: 'string' },
@@ -16,6 +18,8 @@ export const engineOptions = {
 export const ENGINE_HELP = `Where the dead letters are (what your workers use):
   --engine NAME       bullmq or pg-boss (or set ENGINE); default: the engine of the URL given, else bullmq
   --redis-url URL     BullMQ's Redis (or set REDIS_URL; default redis://127.0.0.1:6379)
+  --redis-sentinels H:P,H:P  BullMQ's Redis behind Sentinel: the sentinels' addresses, with --sentinel-name
+  --sentinel-name N   the primary's name the sentinels monitor
   --prefix P          BullMQ's key prefix (default bull)
   --database-url URL  pg-boss's PostgreSQL (or set DATABASE_URL)
   --schema S          pg-boss's schema (default pgboss)
@@ -38,7 +42,7 @@ function engineOf(command: string, values: EngineValues): 'bullmq' | 'pg-boss' {
   const named =
     values.engine ??
     (values['database-url'] !== undefined && values['redis-url'] === undefined ? 'pg-boss' : undefined) ??
-    (values['redis-url'] !== undefined ? 'bullmq' : undefined) ??
+    (values['redis-url'] !== undefined || values['redis-sentinels'] !== undefined ? 'bullmq' : undefined) ??
     process.env.ENGINE ??
     'bullmq';
   if (named !== 'bullmq' && named !== 'pg-boss') {
@@ -70,7 +74,10 @@ export async function openDeadLetters(command: string, values: EngineValues): Pr
   }
   const url = values['redis-url'] ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
   const { bullmqDeadLetters } = await load(() => import('../durable/bullmq/index.js'), 'bullmq');
-  const redis = await redisConnection(url, deadlineMs);
+  const redis =
+    values['redis-sentinels'] === undefined
+      ? await redisConnection(url, deadlineMs)
+      : await sentinelConnection(command, values['redis-sentinels'], values['sentinel-name'], deadlineMs);
   const deadLetters = bullmqDeadLetters({
     connection: redis.connection,
     deadlineMs,
@@ -122,4 +129,35 @@ async function redisConnection(url: string, deadlineMs: number) {
     );
   }
   return { connection: createNodeRedisClient(client), close: () => client.destroy() };
+}
+
+/** A node-redis Sentinel client through BullMQ's adapter: it finds the primary, also after a failover. */
+async function sentinelConnection(
+  command: string,
+  sentinels: string,
+  name: string | undefined,
+  deadlineMs: number,
+) {
+  if (!name)
+    throw new UsageError(`${command}: --redis-sentinels needs --sentinel-name (the primary's name).`);
+  const sentinelRootNodes = sentinels.split(',').map((address) => {
+    const [host, port] = address.trim().split(':');
+    if (!host || !/^\d+$/.test(port ?? '')) {
+      throw new UsageError(
+        `${command}: --redis-sentinels takes host:port,host:port; got ${JSON.stringify(address)}.`,
+      );
+    }
+    return { host, port: Number(port) };
+  });
+  const { createNodeRedisClient } = await import('bullmq');
+  const { createSentinel } = await load(() => import('redis'), 'redis');
+  const client = createSentinel({ name, sentinelRootNodes });
+  client.on('error', () => {});
+  if ((await withTimeout(client.connect(), deadlineMs)) === TIMED_OUT) {
+    void client.destroy();
+    throw new Error(
+      `The sentinels at ${JSON.stringify(sentinels)} did not name a reachable primary ${JSON.stringify(name)} within ${deadlineMs} ms. Check --redis-sentinels and --sentinel-name.`,
+    );
+  }
+  return { connection: createNodeRedisClient(client), close: () => void client.destroy() };
 }

@@ -2,6 +2,7 @@ import { type Awaitable, callUser, isThenable } from '../base/awaitable.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { TraceSpan } from '../contract/tracing.js';
+import { StoreUnavailableError } from '../stores/unavailable.js';
 import type { Claimed } from './6-claim.js';
 import type { Ran, Settle, Settlement } from './8-settle.js';
 import type { Executor, Job } from './executor.js';
@@ -96,7 +97,10 @@ export class HandlerRun<Tx> implements Job<Settlement> {
       await this.calls.transact(key, token, this.settle.claims.retentionMs, work);
       return COMMITTED;
     } catch (cause) {
-      if (handlerError !== undefined) return { ok: false, reason: 'handler_failed', cause };
+      // A handler that met a lost connection or a failover failed because of the store.
+      if (handlerError !== undefined && !(cause instanceof StoreUnavailableError)) {
+        return { ok: false, reason: 'handler_failed', cause };
+      }
       return { ok: false, reason: 'store_unavailable', cause };
     }
   }

@@ -1,4 +1,5 @@
 import { type Awaitable, isThenable } from '../base/awaitable.js';
+import { ReplicasBehindError } from '../stores/unavailable.js';
 import type { Claims } from './claims.js';
 import type { Held, KeptLease } from './lease-keeper.js';
 
@@ -82,7 +83,11 @@ export class Settle {
     if (!isThenable(completing)) return completing ? COMPLETED : this.#lost();
     return Promise.resolve(completing).then(
       (owned) => (owned ? COMPLETED : this.#lost()),
-      (cause: unknown) => this.#unrecorded(cause),
+      // A completion the replicas asked for (waitForReplicas) do not hold is never acknowledged.
+      (cause: unknown) =>
+        cause instanceof ReplicasBehindError && !cause.accepted
+          ? this.#unreplicated(cause)
+          : this.#unrecorded(cause),
     );
   }
 
@@ -95,6 +100,18 @@ export class Settle {
       context,
     );
     return COMPLETED;
+  }
+
+  async #unreplicated(cause: unknown): Promise<Settlement> {
+    // A completion that landed is not owned by the token any more: only a claim it never reached is dropped.
+    await this.#release();
+    await this.claims.report(
+      'store_unavailable',
+      'The completion of an event is not on enough replicas; it is answered 503 and the retry finds it done.',
+      cause,
+      this.held.context,
+    );
+    return { status: 'failed', reason: 'store_unavailable' };
   }
 
   async #unrecorded(cause: unknown): Promise<Settlement> {

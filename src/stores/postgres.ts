@@ -7,7 +7,7 @@ import {
   withinOperationTimeout,
 } from './deadline.js';
 import { newOwnerToken } from './owner-token.js';
-import { Checkout, checkPool } from './postgres-pool.js';
+import { Checkout, checkPool, failedOver } from './postgres-pool.js';
 import {
   claimSql,
   completeSql,
@@ -173,7 +173,7 @@ ${this.createTableSql}`);
           broken = rollbackError as Error;
         }
       }
-      throw error;
+      throw failedOver(checkout, error);
     } finally {
       // A client whose rollback failed, or that passed its deadline, is in an unknown state: the pool
       // discards it, and the server rolls back what it left open.

@@ -4,24 +4,26 @@ import { option, rules } from '../base/options.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
 
 import { newOwnerToken } from './owner-token.js';
+import { type RedisLink, type RedisStoreClient, redisLink, type Send } from './redis-client.js';
+import { awaitReplicas, replicasOption, unconfirmed, type WaitForReplicas } from './replicas.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
-/** The part of a node-redis v5/v6 client (`createClient()` from `redis`) the store uses. */
-export interface NodeRedisClient {
-  readonly isReady: boolean;
-  /** node-redis 5/6 take `{ timeout }` (ms): the command leaves the client's queue once it passes. */
-  sendCommand(args: ReadonlyArray<string>, options?: { timeout?: number }): Promise<unknown>;
-}
-
-/** The part of an ioredis client the store uses (tested with a stand-in of this shape, not with ioredis). */
-export interface IoRedisClient {
-  readonly status: string;
-  call(command: string, ...args: string[]): Promise<unknown>;
-}
+export type {
+  IoRedisClient,
+  NodeRedisClient,
+  NodeRedisCluster,
+  NodeRedisSentinel,
+  NodeRedisSentinelLease,
+  RedisStoreClient,
+} from './redis-client.js';
+export type { WaitForReplicas } from './replicas.js';
 
 export interface RedisDedupeStoreOptions {
-  /** A connected client; attach `client.on('error', …)` yourself, or a dropped connection crashes the process. */
-  client: NodeRedisClient | IoRedisClient;
+  /**
+   * A connected client: node-redis createClient(), createSentinel() or createCluster(), or ioredis (Redis,
+   * Sentinel, Cluster). Attach `client.on('error', …)` yourself, or a dropped connection crashes the process.
+   */
+  client: RedisStoreClient;
   /** Prepended to every key. Default `mw:`. */
   prefix?: string;
   /**
@@ -30,6 +32,11 @@ export interface RedisDedupeStoreOptions {
    * a request.
    */
   operationTimeoutMs?: number;
+  /**
+   * Acknowledge an event (200) only once `count` replicas hold its completion (WAIT after it): a failover then
+   * cannot forget that it was processed. Not on an ioredis Cluster (WAIT has no key to route it by).
+   */
+  waitForReplicas?: WaitForReplicas;
 }
 
 /*
@@ -98,7 +105,8 @@ const scripts = {
 export class RedisDedupeStore implements DedupeStore {
   readonly prefix: string;
   readonly operationTimeoutMs: number;
-  readonly #send: (args: string[]) => Promise<unknown>;
+  readonly #link: RedisLink;
+  readonly #replicas: Required<WaitForReplicas> | undefined;
 
   constructor(options: RedisDedupeStoreOptions) {
     const client = options?.client;
@@ -110,7 +118,14 @@ export class RedisDedupeStore implements DedupeStore {
       'new RedisDedupeStore({ prefix }): ',
     );
     this.operationTimeoutMs = operationTimeout('RedisDedupeStore', options?.operationTimeoutMs);
-    this.#send = sender(client, this.operationTimeoutMs);
+    this.#link = redisLink(client, this.operationTimeoutMs, 'RedisDedupeStore');
+    this.#replicas = replicasOption('new RedisDedupeStore', options.waitForReplicas);
+    if (this.#replicas && !this.#link.canWait) {
+      throw new WebhookConfigError(
+        'new RedisDedupeStore({ waitForReplicas }) cannot wait for replicas through an ioredis Cluster (WAIT has ' +
+          'no key, so it reaches a random node): pass a node-redis createCluster() client instead.',
+      );
+    }
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
@@ -128,7 +143,23 @@ export class RedisDedupeStore implements DedupeStore {
   }
 
   async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return (await this.#eval(scripts.complete, key, token, String(Math.ceil(retentionMs)))) === 1;
+    const replicas = this.#replicas;
+    const args = [token, String(Math.ceil(retentionMs))];
+    if (!replicas) return (await this.#eval(scripts.complete, key, ...args)) === 1;
+    // The completion and WAIT on one connection: WAIT counts the replicas that hold that connection's writes.
+    return withinOperationTimeout(this.operationTimeoutMs, 'The Redis store', (deadline) =>
+      this.#link.session(
+        this.prefix + key,
+        async (send) => {
+          const owned = (await this.#evalScript(send, scripts.complete, key, args, deadline)) === 1;
+          await awaitReplicas(send, replicas, 'The completion of an event');
+          return owned;
+        },
+        deadline,
+      ),
+    ).catch((error: unknown) => {
+      throw unconfirmed(error, replicas);
+    });
   }
 
   async release(key: string, token: string): Promise<boolean> {
@@ -152,54 +183,22 @@ export class RedisDedupeStore implements DedupeStore {
   /** One operation, both round trips of a NOSCRIPT retry included, within operationTimeoutMs. */
   #eval(script: Script, key: string, ...args: string[]): Promise<number> {
     return withinOperationTimeout(this.operationTimeoutMs, 'The Redis store', (deadline) =>
-      this.#evalScript(script, key, args, deadline),
+      this.#link.session(this.prefix + key, (send) => this.#evalScript(send, script, key, args, deadline)),
     );
   }
 
-  async #evalScript(script: Script, key: string, args: string[], deadline: Deadline): Promise<number> {
+  async #evalScript(send: Send, script: Script, key: string, args: string[], deadline: Deadline) {
     const tail = ['1', this.prefix + key, ...args];
     let reply: unknown;
     try {
-      reply = await this.#send(['EVALSHA', script.sha, ...tail]);
+      reply = await send(['EVALSHA', script.sha, ...tail]);
     } catch (error) {
       // A new or restarted server has no script cache yet. Past the deadline the operation was answered (a
       // claim's release already sent): sent now, it would run after that release.
       if (!String((error as Error)?.message).startsWith('NOSCRIPT') || deadline.remainingMs() === 0)
         throw error;
-      reply = await this.#send(['EVAL', script.source, ...tail]);
+      reply = await send(['EVAL', script.source, ...tail]);
     }
     return Number(reply);
   }
-}
-
-function sender(
-  client: NodeRedisClient | IoRedisClient | undefined,
-  timeout: number,
-): (args: string[]) => Promise<unknown> {
-  const notReady = () =>
-    Promise.reject(
-      new Error(
-        'The Redis client is not connected (never connected, or reconnecting after the server went away). ' +
-          'Call `await client.connect()` at startup; until it reconnects, events are answered 503 and retried.',
-      ),
-    );
-  if (typeof client !== 'object' || client === null) return refuse(client);
-  if ('isReady' in client && typeof client.sendCommand === 'function') {
-    // node-redis queues commands while offline, which would hold every request until the server is back.
-    // node-redis's timeout drops a command still waiting to be written; one already sent is bounded by the
-    // operation's deadline alone, as every command of an ioredis client is.
-    return (args) => (client.isReady ? client.sendCommand(args, { timeout }) : notReady());
-  }
-  if ('status' in client && typeof client.call === 'function') {
-    return ([command, ...rest]) =>
-      client.status === 'ready' ? client.call(command as string, ...rest) : notReady();
-  }
-  return refuse(client);
-}
-
-function refuse(client: unknown): never {
-  throw new WebhookConfigError(
-    'new RedisDedupeStore({ client }) needs client: a node-redis client from createClient() (redis@5 or 6), ' +
-      `or an ioredis client; got ${kindOf(client)}.`,
-  );
 }

@@ -14,6 +14,7 @@ import {
 import type { DurableJob } from '../port.js';
 import { bullmqEngine } from './engine.js';
 import { type BullmqDurableQueue, bullmqJobId, DEFAULT_QUEUE_NAME } from './queue.js';
+import { clusterPrefix } from './redis-topology.js';
 
 /** Where the dead letters are: the queue itself, or where to find it. */
 export interface BullmqDeadLettersOptions {
@@ -43,11 +44,14 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
     );
   }
   const owned = !options.queue;
+  const prefix = options.queue
+    ? undefined
+    : clusterPrefix('bullmqDeadLetters', options.connection, options.prefix);
   const queue =
     options.queue?.queue ??
     new Queue(options.name ?? DEFAULT_QUEUE_NAME, {
       connection: options.connection as ConnectionOptions,
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(prefix === undefined ? {} : { prefix }),
     });
   // Redis trouble is reported by the call that met it (its deadline); the connection reconnects.
   if (owned) queue.on('error', () => {});

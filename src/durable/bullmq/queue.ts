@@ -2,19 +2,29 @@ import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
 import { withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
 import { option, rules } from '../../base/options.js';
+import type { WaitForReplicas } from '../../stores/replicas.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult } from '../port.js';
 import { checkRedisDurability } from './redis-durability.js';
+import { queueTopology } from './redis-topology.js';
 
 export interface BullmqQueueOptions extends DurableQueueOptions {
   /** Where Redis is: any BullMQ connection (node-redis through createNodeRedisClient, ioredis); or pass `queue`. */
   connection?: ConnectionOptions;
   /** A BullMQ Queue you created (its connection and prefix are used); or pass `connection` (and `name`). */
   queue?: Queue;
-  /** BullMQ's key prefix in Redis. Default BullMQ's (`bull`). */
+  /**
+   * BullMQ's key prefix in Redis. Default BullMQ's (`bull`); on a Redis Cluster (an ioredis Cluster) `{bull}`,
+   * and a prefix of your own needs a hash tag (`{…}`) there, so that a queue's keys share one slot.
+   */
   prefix?: string;
+  /**
+   * Answer 202 only once `count` replicas hold the job (Redis WAIT after the add), so a failover cannot lose
+   * an acknowledged event; past `timeoutMs` the delivery is answered 503 (or 202 with `whenFewer: 'accept'`).
+   */
+  waitForReplicas?: WaitForReplicas;
   /**
    * Accept a Redis that can lose acknowledged jobs (no append-only file, or a maxmemory-policy other than
    * noeviction); without it the first use checks Redis and every delivery is answered 503 until it is fixed.
@@ -64,11 +74,12 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   const allowVolatile = booleanOption(options, 'allowVolatileRedis');
   const tellDuplicates = booleanOption(options, 'tellDuplicates');
   const owned = !options.queue;
+  const { prefix, replicated } = queueTopology(options);
   const queue =
     options.queue ??
     new Queue(options.name ?? DEFAULT_QUEUE_NAME, {
       connection: options.connection as ConnectionOptions,
-      ...(options.prefix === undefined ? {} : { prefix: options.prefix }),
+      ...(prefix === undefined ? {} : { prefix }),
     });
   // Redis trouble: the connection reconnects; a failed enqueue is answered 503 and told to onError.
   if (owned) queue.on('error', () => {});
@@ -106,6 +117,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
       if (existing) return existing.finishedOn ? 'duplicate' : 'in_progress';
     }
     await queue.add(job.event.type, job, jobOptions(jobId));
+    await replicated(queue, warn);
     return 'enqueued';
   }
 

@@ -1,0 +1,47 @@
+import { createCluster, createSentinel } from 'redis';
+import { describe, expect, it } from 'vitest';
+import { WebhookConfigError } from '../../src/index.js';
+import { RedisDedupeStore } from '../../src/stores/redis.js';
+
+/* What the Redis store takes at creation: every client kind it can run on, and the settings it refuses. */
+describe('RedisDedupeStore clients', () => {
+  const sentinel = createSentinel({ name: 'primary', sentinelRootNodes: [{ host: '127.0.0.1', port: 1 }] });
+  const cluster = createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:1' }] });
+  const ioredisCluster = { status: 'ready', isCluster: true, call: async () => 0 };
+
+  it('takes node-redis Sentinel and Cluster clients, and an ioredis Cluster, with waitForReplicas where WAIT can follow', () => {
+    const waitForReplicas = { count: 1, timeoutMs: 500 };
+    expect(() => new RedisDedupeStore({ client: sentinel, waitForReplicas })).not.toThrow();
+    expect(() => new RedisDedupeStore({ client: cluster, waitForReplicas })).not.toThrow();
+    expect(() => new RedisDedupeStore({ client: ioredisCluster })).not.toThrow();
+    expect(() => new RedisDedupeStore({ client: ioredisCluster, waitForReplicas })).toThrow(
+      /ioredis Cluster .*createCluster\(\) client instead/,
+    );
+  });
+
+  it('refuses a waitForReplicas that cannot work, and a client it cannot run on, naming what to pass', () => {
+    expect(
+      () => new RedisDedupeStore({ client: cluster, waitForReplicas: { count: 1, timeoutMs: 0 } }),
+    ).toThrow(/timeoutMs must be a whole number of milliseconds/);
+    expect(
+      () =>
+        new RedisDedupeStore({
+          client: cluster,
+          waitForReplicas: { count: 1, timeoutMs: 9, whenFewer: 'x' as never },
+        }),
+    ).toThrow(/whenFewer must be 'reject' or 'accept'/);
+    expect(() => new RedisDedupeStore({ client: {} as never })).toThrow(WebhookConfigError);
+    expect(() => new RedisDedupeStore({ client: {} as never })).toThrow(
+      /createSentinel\(\) or createCluster\(\)/,
+    );
+  });
+
+  it('fails at once while a Sentinel or Cluster client is not connected (503, retried), never queueing', async () => {
+    await expect(new RedisDedupeStore({ client: sentinel }).claim('live:evt_1', 1000)).rejects.toThrow(
+      /not connected/,
+    );
+    await expect(new RedisDedupeStore({ client: cluster }).claim('live:evt_1', 1000)).rejects.toThrow(
+      /not connected/,
+    );
+  });
+});

@@ -114,9 +114,13 @@ export const DEFAULT_DEADLINE_MS = 10_000;
 const MAX_LIMIT = 1000;
 const MODES = ['live', 'test'];
 
-/** The dedupe keys an id may stand for: itself when it is a key, else the event id in each mode. */
+/**
+ * The dedupe keys an id may stand for: the event id in each mode, and the id itself when it reads as a key
+ * (`<mode>:…`). An event id may hold `:` itself, so a colon alone never makes an id a key.
+ */
 export function candidateKeys(id: string): string[] {
-  return id.includes(':') ? [id] : MODES.map((mode) => `${mode}:${id}`);
+  const keys = MODES.map((mode) => `${mode}:${id}`);
+  return MODES.some((mode) => id.startsWith(`${mode}:`)) ? [id, ...keys] : keys;
 }
 
 /** The id show/replay/purge take for a job: its event id, else (an event without one) its dedupe key. */

@@ -37,6 +37,12 @@ export function bullmqHarness(
       }),
     worker: (receiver, queue) => createBullmqWorker({ receiver, queue, concurrency: 4 }),
     deadLetters: (queue) => bullmqDeadLetters({ queue }),
+    apart: (queue) =>
+      bullmqDeadLetters({
+        connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
+        prefix,
+        name: queue.queue.name,
+      }),
     unreachable: () => {
       // Nothing listens on port 1: the client keeps reconnecting, so the deadline answers.
       const client = createClient({ url: 'redis://127.0.0.1:1' });
@@ -69,6 +75,7 @@ export function pgBossHarness(
     worker: (receiver, queue) =>
       createPgBossWorker({ receiver, queue, concurrency: 4, pollingIntervalSeconds: 0.5 }),
     deadLetters: (queue) => pgBossDeadLetters({ queue }),
+    apart: (queue) => pgBossDeadLetters({ connectionString: DATABASE_URL, schema, name: queue.name }),
     unreachable: () =>
       pgBossDeadLetters({
         connectionString: 'postgres://postgres@127.0.0.1:1/test',

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DeadLetters, DurableQueue, DurableWorker } from '../../src/adapter.js';
 import { DeadLetterError } from '../../src/adapter.js';
@@ -11,6 +12,8 @@ export interface DeadLetterHarness<Q extends DurableQueue> {
   queue(attempts: number): Q;
   worker(receiver: Receiver, queue: Q): Promise<DurableWorker>;
   deadLetters(queue: Q): DeadLetters;
+  /** The dead letters of the same queue on a connection of their own, as a second operator opens them. */
+  apart(queue: Q): DeadLetters;
   /** Dead letters of an engine that cannot be reached, with a short deadline. */
   unreachable(): DeadLetters;
 }
@@ -45,8 +48,10 @@ export function poisonedQueue<Q extends DurableQueue>(harness: DeadLetterHarness
    * Delivers `count` events and waits until each one is dead-lettered: onError told, and the engine holding
    * it (a pg-boss worker tells onError before it fails the job).
    */
-  async function poison(count: number, held: DeadLetters): Promise<string[]> {
-    const events = Array.from({ length: count }, () => deliveredEvent());
+  async function poison(count: number, held: DeadLetters, idOf?: (index: number) => string): Promise<string[]> {
+    const events = Array.from({ length: count }, (_, index) =>
+      idOf ? { ...deliveredEvent(), id: idOf(index) } : deliveredEvent(),
+    );
     for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 202);
     const ids = events.map((event) => event.id as string);
     await until(() => ids.every((id) => deadLettered.has(id)), { changes, what: 'dead letters' });
@@ -84,7 +89,8 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
       ...poisoned,
       deadLetters,
       start,
-      poison: (count: number) => poisoned.poison(count, deadLetters),
+      poison: (count: number, idOf?: (index: number) => string) =>
+        poisoned.poison(count, deadLetters, idOf),
     };
   };
 
@@ -169,6 +175,45 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
       expect(await deadLetters.count()).toBe(0);
       expect(await deadLetters.replay('all')).toEqual({ replayed: [], skipped: [] });
     }, 30_000);
+
+    it('addresses an event whose id holds a colon by the id list shows', async () => {
+      const { deadLetters, start, poison, state, ranOnce } = setUp(1);
+      const first = await start();
+      const ids = await poison(2, (index) => `evt_${randomUUID()}:part:${index}`);
+      await first.close();
+      const [replayed, purged] = ids as [string, string];
+      expect(new Set((await deadLetters.list()).map((entry) => entry.id))).toEqual(new Set(ids));
+      expect(await deadLetters.show(replayed)).toMatchObject({ id: replayed, key: `live:${replayed}` });
+      expect(await deadLetters.show(`live:${replayed}`)).toMatchObject({ id: replayed });
+      state.poisoned = false;
+      expect(await deadLetters.replay([replayed])).toEqual({ replayed: [replayed], skipped: [] });
+      expect(await deadLetters.purge([purged])).toEqual({ purged: [purged], skipped: [] });
+      expect(await deadLetters.count()).toBe(0);
+      await start();
+      await ranOnce(replayed);
+      expect(state.runs.get(purged)).toBeUndefined();
+    }, 30_000);
+
+    it('a replay and a purge of the same dead letter at once: exactly one of them acts', async () => {
+      const { deadLetters, start, poison, queue } = setUp(1);
+      const other = harness.apart(queue);
+      closers.push(() => other.close());
+      const worker = await start();
+      const ids = await poison(30);
+      await worker.close(); // a replayed job stays waiting
+      const outcomes: { id: string; replayed: boolean; purged: boolean }[] = [];
+      for (const id of ids) {
+        const [replay, purge] = await Promise.all([deadLetters.replay([id]), other.purge([id])]);
+        outcomes.push({ id, replayed: replay.replayed.includes(id), purged: purge.purged.includes(id) });
+      }
+      const both = outcomes.filter((outcome) => outcome.replayed === outcome.purged);
+      expect(both).toEqual([]);
+      for (const { id, replayed } of outcomes) {
+        // A replayed event waits in the queue; a purged one is gone.
+        const again = await deadLetters.replay([id]);
+        expect(again.skipped[0]?.reason).toBe(replayed ? 'live' : 'not_found');
+      }
+    }, 60_000);
 
     it('refuses wrong arguments at once, and an engine that does not answer within the deadline', async () => {
       const { deadLetters } = setUp(1);

@@ -12,7 +12,11 @@ import {
   skipped,
 } from '../dead-letters.js';
 import type { DurableJob } from '../port.js';
+import { purgeFailed } from './purge-failed.js';
 import { type BullmqDurableQueue, bullmqJobId, DEFAULT_QUEUE_NAME } from './queue.js';
+
+/** BullMQ's codes for a job that is gone (-1) or not in the failed set (-3) when Job.retry ran. */
+const LEFT_FAILED_SET = new Set<unknown>([-1, -3]);
 
 /** Where the dead letters are: the queue itself, or where to find it. */
 export interface BullmqDeadLettersOptions {
@@ -86,18 +90,20 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
       if (!job) return skipped.notFound(entry.id);
       try {
         // Atomic in Redis: only a job still in the failed set moves, so a job that is waiting or running
-        // (replayed by someone else a moment ago) is never queued a second time.
+        // (replayed by someone else a moment ago) is never queued a second time, and a purge that took it
+        // out of the failed set first wins.
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         return undefined;
       } catch (error) {
-        const moved = await absent(entry.key);
-        if (moved.reason === 'not_found' && (await queue.getJob(entry.jobId))) throw error;
-        return { ...moved, id: entry.id };
+        if (!LEFT_FAILED_SET.has((error as { code?: unknown })?.code)) throw error;
+        return { ...(await absent(entry.key)), id: entry.id };
       }
     },
     async purge(entry) {
-      // BullMQ removes a job whatever its state (a running one refuses: it is locked), so the state is read
-      // first; a replay of the same event landing between the two is the one race left to the operator.
+      const purged = await purgeFailed(queue, entry.jobId);
+      if (purged) return undefined;
+      if (purged === false) return { ...(await absent(entry.key)), id: entry.id };
+      // A backend without a Redis client to run the script on: read the state, then remove.
       const job = await failedJob(entry.key);
       if (!job) return { ...(await absent(entry.key)), id: entry.id };
       await job.remove();

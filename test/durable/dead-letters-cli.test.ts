@@ -148,7 +148,9 @@ describe('messaging-webhooks dead-letter on BullMQ', () => {
     expect(shown.code, shown.stderr).toBe(0);
     expect(shown.stdout).toMatch(new RegExp(`^id\\s+${replayed}$`, 'm'));
     state.poisoned = false;
-    expect(JSON.parse((await cli('replay', replayed, '--json')).stdout)).toMatchObject({ replayed: [replayed] });
+    expect(JSON.parse((await cli('replay', replayed, '--json')).stdout)).toMatchObject({
+      replayed: [replayed],
+    });
     expect(JSON.parse((await cli('purge', purged, '--json')).stdout)).toMatchObject({ purged: [purged] });
   }, 60_000);
 

@@ -48,7 +48,11 @@ export function poisonedQueue<Q extends DurableQueue>(harness: DeadLetterHarness
    * Delivers `count` events and waits until each one is dead-lettered: onError told, and the engine holding
    * it (a pg-boss worker tells onError before it fails the job).
    */
-  async function poison(count: number, held: DeadLetters, idOf?: (index: number) => string): Promise<string[]> {
+  async function poison(
+    count: number,
+    held: DeadLetters,
+    idOf?: (index: number) => string,
+  ): Promise<string[]> {
     const events = Array.from({ length: count }, (_, index) =>
       idOf ? { ...deliveredEvent(), id: idOf(index) } : deliveredEvent(),
     );
@@ -89,8 +93,7 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
       ...poisoned,
       deadLetters,
       start,
-      poison: (count: number, idOf?: (index: number) => string) =>
-        poisoned.poison(count, deadLetters, idOf),
+      poison: (count: number, idOf?: (index: number) => string) => poisoned.poison(count, deadLetters, idOf),
     };
   };
 

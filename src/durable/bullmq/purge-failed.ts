@@ -35,7 +35,8 @@ const defined = new WeakSet<object>();
  */
 export async function purgeFailed(queue: Queue, jobId: string): Promise<boolean | undefined> {
   const client = (await queue.getBackend().client) as unknown as Partial<ScriptClient> | undefined;
-  if (typeof client?.defineCommand !== 'function' || typeof client.runCommand !== 'function') return undefined;
+  if (typeof client?.defineCommand !== 'function' || typeof client.runCommand !== 'function')
+    return undefined;
   if (!defined.has(client)) {
     client.defineCommand(COMMAND, { numberOfKeys: 4, lua: PURGE_FAILED });
     defined.add(client);

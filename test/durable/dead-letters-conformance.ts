@@ -9,7 +9,9 @@ import { until } from '../support/until.js';
 
 export interface DeadLetterHarness<Q extends DurableQueue> {
   /** A queue on a name of its own, retrying `attempts` times. */
-  queue(attempts: number): Q;
+  queue(attempts: number, options?: { retentionMs?: number }): Q;
+  /** Runs the engine's removal of jobs past their retention, where the engine runs it on a timer. */
+  sweep(queue: Q): Promise<void>;
   worker(receiver: Receiver, queue: Q): Promise<DurableWorker>;
   deadLetters(queue: Q): DeadLetters;
   /** The dead letters of the same queue on a connection of their own, as a second operator opens them. */
@@ -19,8 +21,12 @@ export interface DeadLetterHarness<Q extends DurableQueue> {
 }
 
 /** A queue whose handler fails while `poisoned`, and counts the runs of each event. */
-export function poisonedQueue<Q extends DurableQueue>(harness: DeadLetterHarness<Q>, attempts: number) {
-  const queue = harness.queue(attempts);
+export function poisonedQueue<Q extends DurableQueue>(
+  harness: DeadLetterHarness<Q>,
+  attempts: number,
+  options?: { retentionMs?: number },
+) {
+  const queue = harness.queue(attempts, options);
   const receiver = createReceiver({ secrets: SECRET, queue });
   const state = {
     poisoned: true,
@@ -77,8 +83,8 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
   afterAll(async () => {
     for (const close of closers.reverse()) await close();
   });
-  const setUp = (attempts: number) => {
-    const poisoned = poisonedQueue(harness, attempts);
+  const setUp = (attempts: number, options?: { retentionMs?: number }) => {
+    const poisoned = poisonedQueue(harness, attempts, options);
     const deadLetters = harness.deadLetters(poisoned.queue);
     closers.push(
       () => poisoned.queue.close?.() ?? Promise.resolve(),
@@ -177,6 +183,33 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
       expect(new Set(all.purged)).toEqual(new Set(rest));
       expect(await deadLetters.count()).toBe(0);
       expect(await deadLetters.replay('all')).toEqual({ replayed: [], skipped: [] });
+    }, 30_000);
+
+    it('keeps a dead letter past the retention of completed events, until it is replayed', async () => {
+      const { deadLetters, start, poison, state, ranOnce, completed, receiver, queue } = setUp(1, {
+        retentionMs: 1000,
+      });
+      await start();
+      const [dead] = (await poison(1)) as [string];
+      state.poisoned = false;
+      const done = deliveredEvent();
+      expectAccepted(await receiver.receive(delivery(done)), 202);
+      await completed(done.id);
+      // Until the engine removed the completed event (its redelivery is a new job), a fresh event completing
+      // each time (BullMQ cleans up as a job completes) and the engine's sweep run (pg-boss).
+      await until(
+        async () => {
+          expectAccepted(await receiver.receive(delivery(deliveredEvent())), 202);
+          await harness.sweep(queue);
+          return (await receiver.receive(delivery({ ...deliveredEvent(), id: done.id }))).status === 202;
+        },
+        { what: 'the completed event removed by retention' },
+      );
+      expect(await deadLetters.count()).toBe(1);
+      expect(await deadLetters.show(dead)).toMatchObject({ id: dead, error: { reason: 'handler_failed' } });
+      expect(await deadLetters.replay([dead])).toEqual({ replayed: [dead], skipped: [] });
+      await ranOnce(dead);
+      expect(state.runs.get(dead)).toEqual([1]);
     }, 30_000);
 
     it('addresses an event whose id holds a colon by the id list shows', async () => {

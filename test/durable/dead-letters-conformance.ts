@@ -32,11 +32,14 @@ export function poisonedQueue<Q extends DurableQueue>(
     poisoned: true,
     runs: new Map<string, number[]>(),
     hold: undefined as Promise<void> | undefined,
+    /** The event each id's handler got last. */
+    seen: new Map<string, unknown>(),
   };
   const deadLettered = new Set<string>();
   const changed = new Set<() => void>();
   receiver.on('message.delivered', async (event, ctx) => {
     const id = event.id as string;
+    state.seen.set(id, event);
     if (!state.poisoned) state.runs.set(id, [...(state.runs.get(id) ?? []), ctx.attempt as number]);
     for (const listener of changed) listener();
     if (state.poisoned) throw new Error(`poisoned payload of ${id}`);
@@ -58,10 +61,12 @@ export function poisonedQueue<Q extends DurableQueue>(
     count: number,
     held: DeadLetters,
     idOf?: (index: number) => string,
+    dataOf?: () => Record<string, unknown>,
   ): Promise<string[]> {
-    const events = Array.from({ length: count }, (_, index) =>
-      idOf ? { ...deliveredEvent(), id: idOf(index) } : deliveredEvent(),
-    );
+    const events = Array.from({ length: count }, (_, index) => {
+      const event = deliveredEvent(dataOf?.());
+      return idOf ? { ...event, id: idOf(index) } : event;
+    });
     for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 202);
     const ids = events.map((event) => event.id as string);
     await until(() => ids.every((id) => deadLettered.has(id)), { changes, what: 'dead letters' });
@@ -99,7 +104,8 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
       ...poisoned,
       deadLetters,
       start,
-      poison: (count: number, idOf?: (index: number) => string) => poisoned.poison(count, deadLetters, idOf),
+      poison: (count: number, idOf?: (index: number) => string, dataOf?: () => Record<string, unknown>) =>
+        poisoned.poison(count, deadLetters, idOf, dataOf),
     };
   };
 
@@ -210,6 +216,23 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
       expect(await deadLetters.replay([dead])).toEqual({ replayed: [dead], skipped: [] });
       await ranOnce(dead);
       expect(state.runs.get(dead)).toEqual([1]);
+    }, 30_000);
+
+    it('takes an event with a NUL and lone surrogates, and hands it on exactly as it came', async () => {
+      const { deadLetters, start, poison, state, ranOnce, completed } = setUp(1);
+      await start();
+      const odd = () => ({ message_id: 'msg_\u0000\udc00', operator: 'op_\ud800\u0000b' });
+      const [id] = (await poison(1, () => `evt_${randomUUID()}\u0000\udbff`, odd)) as [string];
+      const sent = state.seen.get(id) as { data: Record<string, unknown> };
+      expect(sent.data).toMatchObject(odd());
+      const shown = await deadLetters.show(id);
+      expect(shown?.event).toEqual(sent);
+      state.seen.delete(id);
+      state.poisoned = false;
+      expect(await deadLetters.replay([id])).toEqual({ replayed: [id], skipped: [] });
+      await ranOnce(id);
+      expect(state.seen.get(id)).toEqual(sent);
+      await completed(id);
     }, 30_000);
 
     it('addresses an event whose id holds a colon by the id list shows', async () => {

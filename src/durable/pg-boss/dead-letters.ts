@@ -12,8 +12,8 @@ import {
   type SkippedDeadLetter,
   skipped,
 } from '../dead-letters.js';
-import type { DurableJob } from '../port.js';
 import * as sql from './dead-letter-sql.js';
+import { jobOf } from './job-data.js';
 import { DEFAULT_QUEUE_NAME, type PgBossDurableQueue, pgBossJobId } from './queue.js';
 import type { PgBossInstance } from './types.js';
 
@@ -68,7 +68,7 @@ export function pgBossDeadLetters(options: PgBossDeadLettersOptions): DeadLetter
   }
 
   /** The event's job left its queue (pg-boss deleted it after its retention): a new one under the same id. */
-  async function resend(entry: DeadLetter, data: DurableJob): Promise<SkippedDeadLetter | undefined> {
+  async function resend(entry: DeadLetter, data: object): Promise<SkippedDeadLetter | undefined> {
     if (!(await boss.send(name, data, { id: entry.jobId }))) return skipped.live(entry.id);
     await run(sql.dropCopiesSql, (deadLetter) => [deadLetter, name, entry.jobId]);
     return undefined;
@@ -87,7 +87,7 @@ export function pgBossDeadLetters(options: PgBossDeadLettersOptions): DeadLetter
       const [row] = await run(sql.replaySql, (deadLetter) => [deadLetter, name, entry.jobId]);
       if (Number(row?.reset) > 0) return undefined;
       if (Number(row?.dead) > 0 && (row?.state ?? null) === null) {
-        return resend(entry, row?.data as DurableJob);
+        return resend(entry, row?.data as object);
       }
       return skipOf(entry.id, [row?.state as string]);
     },
@@ -171,7 +171,7 @@ function skipOf(id: string, states: string[]): SkippedDeadLetter {
 }
 
 function toDeadLetter(row: Record<string, unknown>): DeadLetter {
-  const data = row.data as DurableJob;
+  const data = jobOf(row.data);
   const output = (row.source_output ?? {}) as {
     code?: unknown;
     message?: unknown;

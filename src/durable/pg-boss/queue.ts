@@ -6,6 +6,7 @@ import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions } from '../port.js';
+import { storedJob } from './job-data.js';
 import type { PgBossInstance } from './types.js';
 
 export interface PgBossQueueOptions extends DurableQueueOptions {
@@ -169,7 +170,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
     const id = pgBossJobId(job.key);
     // An INSERT … ON CONFLICT DO NOTHING in its own transaction: an id means it committed, null that the
     // job exists, and its state says what the delivery gets.
-    if (await boss.send(name, job, { id })) return 'enqueued';
+    if (await boss.send(name, storedJob(job), { id })) return 'enqueued';
     const existing = await boss.getJobById(name, id);
     if (!existing) throw new Error(`pg-boss neither created nor found job ${id}; retry the delivery.`);
     return existing.state === 'created' || existing.state === 'retry' || existing.state === 'active'
@@ -220,6 +221,9 @@ function recoverySettings(options: PgBossQueueOptions) {
 
 /** pg-boss ids are UUIDs: the dedupe key's SHA-256, cut to 128 bits in the UUID layout. */
 export function pgBossJobId(key: string): string {
-  const hex = createHash('sha256').update(key).digest('hex');
+  // A lone surrogate has no UTF-8: hashed as it is, two such keys would be one id. Their JSON string tells them apart.
+  const hex = createHash('sha256')
+    .update(/\p{Cs}/u.test(key) ? JSON.stringify(key) : key)
+    .digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }

@@ -1,7 +1,10 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { causeText, type DeadLetterCode, WebhookConfigError } from '../base/errors.js';
+import { type ChangeOptions, eachPage, progressOf } from './dead-letter-pages.js';
 import { deadLetterReason } from './job-run.js';
 import type { DurableJob } from './port.js';
+
+export type { ChangeOptions, DeadLetterProgress } from './dead-letter-pages.js';
 
 /** An event that failed every attempt and sits in its engine's dead-letter. */
 export interface DeadLetter {
@@ -72,9 +75,9 @@ export interface DeadLetters {
    * them, so that a replay never runs beside a live copy of its event: an event whose job is waiting or
    * running is skipped (`live`), so is one that completed since (`completed`).
    */
-  replay(ids: DeadLetterSelection): Promise<ReplayResult>;
+  replay(ids: DeadLetterSelection, options?: ChangeOptions): Promise<ReplayResult>;
   /** Deletes dead letters; an event whose job is live is skipped, never deleted. */
-  purge(ids: DeadLetterSelection): Promise<PurgeResult>;
+  purge(ids: DeadLetterSelection, options?: ChangeOptions): Promise<PurgeResult>;
   /** Closes what it opened itself (never a queue, connection or boss you gave it). */
   close(): Promise<void>;
 }
@@ -98,7 +101,8 @@ export interface DeadLetterEngine {
   readonly engine: DeadLetters['engine'];
   /** What the engine runs on, for messages: `Redis`, `PostgreSQL`. */
   readonly store: string;
-  list(limit: number, offset: number): Promise<DeadLetter[]>;
+  /** Latest failure first, or with `oldestFirst` the order in which they failed. */
+  list(limit: number, offset: number, oldestFirst?: boolean): Promise<DeadLetter[]>;
   count(): Promise<number>;
   /** The dead letters of one event id (one per mode) or of one dedupe key. */
   find(id: string): Promise<DeadLetter[]>;
@@ -161,29 +165,35 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
   }
   const call = <T>(what: string, work: () => Promise<T>) => engineCall(engine, what, deadlineMs, work);
 
-  /** Every dead letter, read a page at a time before any of them is changed. */
-  async function everything(): Promise<DeadLetter[]> {
-    const all: DeadLetter[] = [];
-    for (;;) {
-      const page = await call('Listing dead letters', () => engine.list(MAX_LIMIT, all.length));
-      all.push(...page);
-      if (page.length < MAX_LIMIT) return all;
-    }
-  }
-
   async function apply(
     selection: DeadLetterSelection,
     what: string,
     change: (entry: DeadLetter) => Promise<SkippedDeadLetter | undefined>,
+    options: ChangeOptions = {},
   ): Promise<{ done: string[]; skipped: SkippedDeadLetter[] }> {
     const done: string[] = [];
     const skips: SkippedDeadLetter[] = [];
-    const entries =
-      selection === 'all' ? await everything() : await findEach(checkedIds(selection, what), skips);
-    for (const entry of entries) {
-      const skip = await call(`${what} ${entry.id}`, () => change(entry));
-      if (skip) skips.push(skip);
-      else done.push(entry.id);
+    const progress = progressOf(options);
+    const changeEach = async (entries: DeadLetter[]) => {
+      const before = skips.length;
+      for (const entry of entries) {
+        const skip = await call(`${what} ${entry.id}`, () => change(entry));
+        if (skip) skips.push(skip);
+        else done.push(entry.id);
+      }
+      return skips.length - before;
+    };
+    if (selection === 'all') {
+      const count = () => call('Counting dead letters', () => engine.count());
+      const list = (limit: number, offset: number) =>
+        call('Listing dead letters', () => engine.list(limit, offset, true));
+      await eachPage(count, list, changeEach, progress);
+    } else {
+      const ids = checkedIds(selection, what);
+      for (const [index, id] of ids.entries()) {
+        await changeEach(await findEach([id], skips));
+        progress(index + 1, ids.length);
+      }
     }
     return { done, skipped: skips };
   }
@@ -212,12 +222,12 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
       );
       return first;
     },
-    async replay(selection) {
-      const { done, skipped } = await apply(selection, 'Replaying', engine.replay.bind(engine));
+    async replay(selection, options) {
+      const { done, skipped } = await apply(selection, 'Replaying', engine.replay.bind(engine), options);
       return { replayed: done, skipped };
     },
-    async purge(selection) {
-      const { done, skipped } = await apply(selection, 'Purging', engine.purge.bind(engine));
+    async purge(selection, options) {
+      const { done, skipped } = await apply(selection, 'Purging', engine.purge.bind(engine), options);
       return { purged: done, skipped };
     },
     close: () => engine.close(),

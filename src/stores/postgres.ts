@@ -93,7 +93,7 @@ export class PostgresDedupeStore<T extends boolean = false> implements DedupeSto
         token: string,
         retentionMs: number,
         work: (tx: PostgresTx<T>) => Promise<R>,
-      ) => this.#transact(key, token, retentionMs, work as (tx: PoolClient) => Promise<R>);
+      ) => this.#transact(storedKey(key), token, retentionMs, work as (tx: PoolClient) => Promise<R>);
     }
   }
 
@@ -191,11 +191,7 @@ ${this.createTableSql}`);
     retentionMs: number,
   ) {
     const limits = this.#serverLimits(deadline);
-    const completed = await this.#run(client, limits, this.#sql.complete, [
-      storedKey(key),
-      token,
-      retentionMs,
-    ]);
+    const completed = await this.#run(client, limits, this.#sql.complete, [key, token, retentionMs]);
     if (completed.rowCount !== 1) return false;
     await client.query('COMMIT');
     return true;

@@ -135,6 +135,7 @@ describe('messaging-webhooks dead-letter on BullMQ', () => {
     expect(declined.code).toBe(1);
     expect(await deadLetters.count()).toBe(3);
     const accepted = await onTerminal(['purge', '--all', ...flags], 'y');
+    expect(accepted.screen).toContain('Purging: 3 of 3 dead letters');
     expect(accepted.screen).toContain('3 purged, 0 skipped');
     expect(accepted.code).toBe(0);
     expect((await cli('list')).stdout).toMatch(/^No dead letters in queue/);

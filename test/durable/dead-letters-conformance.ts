@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DeadLetters, DurableQueue, DurableWorker } from '../../src/adapter.js';
+import type { DeadLetterProgress, DeadLetters, DurableQueue, DurableWorker } from '../../src/adapter.js';
 import { DeadLetterError } from '../../src/adapter.js';
 import { createReceiver, type Receiver, WebhookConfigError } from '../../src/index.js';
 import { gate } from '../support/gate.js';
@@ -272,6 +272,26 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
         const again = await deadLetters.replay([id]);
         expect(again.skipped[0]?.reason).toBe(replayed ? 'live' : 'not_found');
       }
+    }, 60_000);
+
+    it('replays and purges all of many dead letters a page at a time, telling the progress', async () => {
+      const { deadLetters, start, poison } = setUp(1);
+      await start();
+      const ids = await poison(300);
+      const pages = [100, 200, 300].map((done) => ({ done, total: 300 }));
+      // The worker runs on and the handler still fails: each replayed event goes back to the dead-letter,
+      // after the ones there at the start, and is not taken a second time.
+      const replays: DeadLetterProgress[] = [];
+      const replay = await deadLetters.replay('all', { onProgress: (progress) => replays.push(progress) });
+      expect(replays).toEqual(pages);
+      expect(replay.replayed).toHaveLength(300);
+      expect(new Set(replay.replayed)).toEqual(new Set(ids));
+      await until(async () => (await deadLetters.count()) === 300, { what: '300 dead letters again' });
+      const purges: DeadLetterProgress[] = [];
+      const purge = await deadLetters.purge('all', { onProgress: (progress) => purges.push(progress) });
+      expect(purges).toEqual(pages);
+      expect(new Set(purge.purged)).toEqual(new Set(ids));
+      expect(await deadLetters.count()).toBe(0);
     }, 60_000);
 
     it('refuses wrong arguments at once, and an engine that does not answer within the deadline', async () => {

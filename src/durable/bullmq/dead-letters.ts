@@ -75,8 +75,13 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
   const engine: DeadLetterEngine = {
     engine: 'bullmq',
     store: 'Redis',
-    async list(limit, offset) {
-      const jobs = await queue.getFailed(offset, offset + limit - 1);
+    async list(limit, offset, oldestFirst = false) {
+      const jobs = (await queue.getJobs(
+        'failed',
+        offset,
+        offset + limit - 1,
+        oldestFirst,
+      )) as Job<DurableJob>[];
       return jobs.flatMap((job) => (job ? [toDeadLetter(job)] : []));
     },
     count: () => queue.getFailedCount(),
@@ -100,13 +105,10 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
       }
     },
     async purge(entry) {
-      const purged = await purgeFailed(queue, entry.jobId);
-      if (purged) return undefined;
-      if (purged === false) return { ...(await absent(entry.key)), id: entry.id };
       // A backend without a Redis client to run the script on: read the state, then remove.
-      const job = await failedJob(entry.key);
+      const job = (await purgeFailed(queue, entry.jobId)) ?? (await failedJob(entry.key));
       if (!job) return { ...(await absent(entry.key)), id: entry.id };
-      await job.remove();
+      if (job !== true) await job.remove();
       return undefined;
     },
     async close() {

@@ -20,6 +20,9 @@ const COLUMNS = `d.data, d.source_id, d.source_created_on, d.created_on, d.sourc
 export const listSql = (t: Tables) =>
   `SELECT ${COLUMNS} FROM ${t.dead} d WHERE ${DEAD} ORDER BY d.created_on DESC, d.id LIMIT $3 OFFSET $4`;
 
+export const oldestFirstSql = (t: Tables) =>
+  `SELECT ${COLUMNS} FROM ${t.dead} d WHERE ${DEAD} ORDER BY d.created_on, d.id LIMIT $3 OFFSET $4`;
+
 export const countSql = (t: Tables) => `SELECT count(*)::int AS n FROM ${t.dead} d WHERE ${DEAD}`;
 
 /** $3: the job ids an id may stand for. */

@@ -77,8 +77,15 @@ export function pgBossDeadLetters(options: PgBossDeadLettersOptions): DeadLetter
   const engine: DeadLetterEngine = {
     engine: 'pg-boss',
     store: 'PostgreSQL',
-    list: async (limit, offset) =>
-      (await run(sql.listSql, (deadLetter) => [deadLetter, name, limit, offset])).map(toDeadLetter),
+    list: async (limit, offset, oldestFirst = false) =>
+      (
+        await run(oldestFirst ? sql.oldestFirstSql : sql.listSql, (deadLetter) => [
+          deadLetter,
+          name,
+          limit,
+          offset,
+        ])
+      ).map(toDeadLetter),
     count: async () => Number((await run(sql.countSql, (deadLetter) => [deadLetter, name]))[0]?.n ?? 0),
     find: async (id) =>
       (await run(sql.findSql, (deadLetter) => [deadLetter, name, idsOf(id)])).map(toDeadLetter),

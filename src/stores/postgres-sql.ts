@@ -89,8 +89,8 @@ export function purgeSql({ ref }: InboxTable): string {
 )`;
 }
 
-/** A NUL, which a text column refuses, or a UTF-16 surrogate without its pair, which UTF-8 cannot spell. */
-const UNSTORABLE = /\u0000|\p{Cs}/u;
+/** A UTF-16 surrogate without its pair, which UTF-8 cannot spell. */
+const LONE_SURROGATE = /\p{Cs}/u;
 
 /**
  * The key as the inbox table stores it. A key PostgreSQL's text cannot hold (a NUL, a lone surrogate, from an
@@ -98,5 +98,5 @@ const UNSTORABLE = /\u0000|\p{Cs}/u;
  * from every key the receiver makes otherwise, each of which starts with its mode.
  */
 export function storedKey(key: string): string {
-  return UNSTORABLE.test(key) ? JSON.stringify(key) : key;
+  return key.includes('\0') || LONE_SURROGATE.test(key) ? JSON.stringify(key) : key;
 }

@@ -1,4 +1,4 @@
-import { type ConnectionOptions, type Job, Queue } from 'bullmq';
+import { type ConnectionOptions, Job, Queue } from 'bullmq';
 import { WebhookConfigError } from '../../base/errors.js';
 import {
   candidateKeys,
@@ -91,8 +91,9 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
     },
     absent,
     async replay(entry) {
-      const job = await queue.getJob(entry.jobId);
-      if (!job) return skipped.notFound(entry.id);
+      // The job by its id alone: the retry script reads what it needs in Redis, so the payload is not loaded
+      // again (a job that is gone answers -1, below).
+      const job = new Job<DurableJob>(queue, entry.event.type, {} as DurableJob, {}, entry.jobId);
       try {
         // Atomic in Redis: only a job still in the failed set moves, so a job that is waiting or running
         // (replayed by someone else a moment ago) is never queued a second time, and a purge that took it

@@ -57,7 +57,9 @@ export const replaySql = (t: Tables) => `
     DELETE FROM ${t.dead} WHERE name = $1 AND id IN (SELECT id FROM dead) AND EXISTS (SELECT 1 FROM reset)
   )
   SELECT (SELECT count(*) FROM reset)::int AS reset, (SELECT count(*) FROM dead)::int AS dead,
-         (SELECT data FROM dead LIMIT 1) AS data, ${STATE_BEFORE(t)}`;
+         -- The payload only when the job has to be sent anew (it left its queue), not with every replay.
+         CASE WHEN NOT EXISTS (SELECT 1 FROM reset) THEN (SELECT data FROM dead LIMIT 1) END AS data,
+         ${STATE_BEFORE(t)}`;
 
 /** Deletes the dead-letter copies of a job ($3) that left the queue (retention) once it is back. */
 export const dropCopiesSql = (t: Tables) => `DELETE FROM ${t.dead} d WHERE ${DEAD} AND d.source_id = $3`;

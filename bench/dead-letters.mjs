@@ -4,7 +4,7 @@
 // one on its only attempt), then a fresh child process opens the dead letters as the CLI does and replays them
 // all; it reports the wall time and its peak RSS. The queues are removed at the end.
 // Env: CASES (all of them: bullmq:1500:500000,pg-boss:1200:500000,pg-boss:10000:300,bullmq:10000:300),
-// REDIS_URL, DATABASE_URL.
+// REDIS_URL, DATABASE_URL, KEEP=1 (leave the queues in place).
 import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { cpus } from 'node:os';
@@ -156,6 +156,6 @@ if (process.argv[2] === 'measure') {
       );
     }
   } finally {
-    await removeAll();
+    if (process.env.KEEP !== '1') await removeAll();
   }
 }

@@ -1,6 +1,6 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { causeText, type DeadLetterCode, WebhookConfigError } from '../base/errors.js';
-import { type ChangeOptions, eachPage, progressOf } from './dead-letter-pages.js';
+import { type ChangeOptions, eachPage, inLanes, progressOf } from './dead-letter-pages.js';
 import { deadLetterReason } from './job-run.js';
 import type { DurableJob } from './port.js';
 
@@ -176,11 +176,11 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
     const progress = progressOf(options);
     const changeEach = async (entries: DeadLetter[]) => {
       const before = skips.length;
-      for (const entry of entries) {
+      await inLanes(entries, async (entry) => {
         const skip = await call(`${what} ${entry.id}`, () => change(entry));
         if (skip) skips.push(skip);
         else done.push(entry.id);
-      }
+      });
       return skips.length - before;
     };
     if (selection === 'all') {

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { DeadLetterProgress, DeadLetters, DurableQueue, DurableWorker } from '../../src/adapter.js';
 import { DeadLetterError } from '../../src/adapter.js';
+import { ALL_PAGE_SIZE } from '../../src/durable/dead-letter-pages.js';
 import { createReceiver, type Receiver, WebhookConfigError } from '../../src/index.js';
 import { gate } from '../support/gate.js';
 import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
@@ -278,7 +279,11 @@ export function describeDeadLetters<Q extends DurableQueue>(name: string, harnes
       const { deadLetters, start, poison } = setUp(1);
       await start();
       const ids = await poison(300);
-      const pages = [100, 200, 300].map((done) => ({ done, total: 300 }));
+      // One page of payloads in memory at a time: progress is told after each.
+      const pages = Array.from({ length: 300 / ALL_PAGE_SIZE }, (_, page) => ({
+        done: (page + 1) * ALL_PAGE_SIZE,
+        total: 300,
+      }));
       // The worker runs on and the handler still fails: each replayed event goes back to the dead-letter,
       // after the ones there at the start, and is not taken a second time.
       const replays: DeadLetterProgress[] = [];

@@ -125,7 +125,7 @@ function connect(options: PgBossDeadLettersOptions) {
     new PgBoss({
       connectionString: options.connectionString as string,
       schema,
-      max: 2,
+      max: 4, // as many as the changes of a page run at once
       supervise: false,
       schedule: false,
       migrate: false,

@@ -165,17 +165,6 @@ describe('a refused Redis with nobody listening', () => {
     );
   });
 
-  it('with a logger and no onError: the request line names the setting and the fix', async () => {
-    const queue = bullmqQueue({ connection: connection(servers.volatile), name: `q-${run}-logged` });
-    closers.push(() => queue.close());
-    const lines: string[] = [];
-    const logger = { info: () => {}, warn: () => {}, error: (line: string) => lines.push(line) };
-    const receiver = createReceiver({ secrets: SECRET, queue, logger });
-    expectRejected(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
-    expect(lines).toHaveLength(1);
-    expect(lines[0]).toMatch(/queue_unavailable.*appendonly is no.*CONFIG SET appendonly yes/);
-  });
-
   it('examples/workers: the receiver names the refusal and exits, never saying it receives', async () => {
     await ensureBuilt();
     const example = start([process.execPath, 'examples/workers/receiver.mjs'], {

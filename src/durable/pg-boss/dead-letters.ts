@@ -168,7 +168,20 @@ async function resolveTables(boss: PgBossInstance, name: string, schema: string,
     );
   }
   const quoted = (table: string) => `"${schema}"."${table}"`;
-  return { jobs: quoted(queue.table), dead: quoted(dead.table), queueTable: quoted('queue'), deadLetter };
+  const { rows } = await boss
+    .getDb()
+    .executeSql(
+      `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'job' AND column_name = 'source_root_id'`,
+      [schema],
+    );
+  const rooted = rows.length > 0;
+  return {
+    jobs: quoted(queue.table),
+    dead: quoted(dead.table),
+    queueTable: quoted('queue'),
+    deadLetter,
+    rooted,
+  };
 }
 
 function skipOf(id: string, states: string[]): SkippedDeadLetter {

@@ -46,9 +46,11 @@ export type {
   SyncCryptoProvider,
 } from './crypto/provider.js';
 export {
+  type ChangeOptions,
   type DeadLetter,
   DeadLetterError,
   type DeadLetterErrorCode,
+  type DeadLetterProgress,
   type DeadLetterSelection,
   type DeadLetters,
   type PurgeResult,

@@ -6,6 +6,15 @@ import { createNodeHandler } from 'messaging-webhooks/node';
 import { printHowToSend } from '../example-receiver.mjs';
 import { queue, receiver, secret } from './queue.mjs';
 
+// Before saying it receives: a queue its engine refuses (a Redis that can lose jobs) would answer every delivery
+// 503, so the receiver says why and stops instead.
+try {
+  await queue.ready();
+} catch (error) {
+  console.error(`The durable queue cannot take events: ${error.message}`);
+  process.exit(1);
+}
+
 const server = createServer(createNodeHandler(receiver));
 server.listen(Number(process.env.PORT ?? 3000), () => {
   printHowToSend(`http://localhost:${server.address().port}/webhooks`, secret);

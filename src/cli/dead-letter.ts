@@ -1,5 +1,5 @@
 import { createInterface } from 'node:readline/promises';
-import type { DeadLetterSelection } from '../durable/dead-letters.js';
+import type { DeadLetterProgress, DeadLetterSelection } from '../durable/dead-letters.js';
 import { BIN, type Command, integer, parse, UsageError } from './args.js';
 import {
   ENGINE_HELP,
@@ -130,10 +130,22 @@ async function perform(
     process.stderr.write(`Nothing was ${action === 'replay' ? 'replayed' : 'purged'}.\n`);
     return 1;
   }
+  const options = { onProgress: progressLine(action, values) };
   const result =
-    action === 'replay' ? await deadLetters.replay(selection) : await deadLetters.purge(selection);
+    action === 'replay'
+      ? await deadLetters.replay(selection, options)
+      : await deadLetters.purge(selection, options);
   print(values.json ? JSON.stringify({ queue, ...result }, null, 2) : changeReport(action, queue, result));
   return result.skipped.length === 0 ? 0 : 1;
+}
+
+/** On a terminal, one line rewritten after each page: `Replaying: 300 of 1500 dead letters`. */
+function progressLine(action: Action, values: Values) {
+  if (values.json || !process.stderr.isTTY) return undefined;
+  const verb = action === 'replay' ? 'Replaying' : 'Purging';
+  return ({ done, total }: DeadLetterProgress) => {
+    process.stderr.write(`\r${verb}: ${done} of ${total} dead letters${done === total ? '\n' : ''}`);
+  };
 }
 
 /**

@@ -2,7 +2,10 @@ import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { causeText, WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import type { DeadLetterCode } from '../contract/errors.js';
+import { type ChangeOptions, eachPage, inLanes, progressOf } from './dead-letter-pages.js';
 import type { DurableJob, JobEngine } from './port.js';
+
+export type { ChangeOptions, DeadLetterProgress } from './dead-letter-pages.js';
 
 /** An event that failed every attempt and sits in its engine's dead-letter. */
 export interface DeadLetter {
@@ -73,9 +76,9 @@ export interface DeadLetters {
    * them, so that a replay never runs beside a live copy of its event: an event whose job is waiting or
    * running is skipped (`live`), so is one that completed since (`completed`).
    */
-  replay(ids: DeadLetterSelection): Promise<ReplayResult>;
+  replay(ids: DeadLetterSelection, options?: ChangeOptions): Promise<ReplayResult>;
   /** Deletes dead letters; an event whose job is live is skipped, never deleted. */
-  purge(ids: DeadLetterSelection): Promise<PurgeResult>;
+  purge(ids: DeadLetterSelection, options?: ChangeOptions): Promise<PurgeResult>;
   /** Closes what it opened itself (never a queue, connection or boss you gave it). */
   close(): Promise<void>;
 }
@@ -98,7 +101,8 @@ export class DeadLetterError extends Error {
 export interface DeadLetterEngine {
   /** The engine's name and what it runs on, for DeadLetters.engine and messages. */
   readonly engine: JobEngine;
-  list(limit: number, offset: number): Promise<DeadLetter[]>;
+  /** Latest failure first, or with `oldestFirst` the order in which they failed. */
+  list(limit: number, offset: number, oldestFirst?: boolean): Promise<DeadLetter[]>;
   count(): Promise<number>;
   /** The dead letters of one event id (one per mode) or of one dedupe key. */
   find(id: string): Promise<DeadLetter[]>;
@@ -114,9 +118,13 @@ export const DEFAULT_DEADLINE_MS = 10_000;
 const MAX_LIMIT = 1000;
 const MODES = ['live', 'test'];
 
-/** The dedupe keys an id may stand for: itself when it is a key, else the event id in each mode. */
+/**
+ * The dedupe keys an id may stand for: the event id in each mode, and the id itself when it reads as a key
+ * (`<mode>:…`). An event id may hold `:` itself, so a colon alone never makes an id a key.
+ */
 export function candidateKeys(id: string): string[] {
-  return id.includes(':') ? [id] : MODES.map((mode) => `${mode}:${id}`);
+  const keys = MODES.map((mode) => `${mode}:${id}`);
+  return MODES.some((mode) => id.startsWith(`${mode}:`)) ? [id, ...keys] : keys;
 }
 
 /** The id show/replay/purge take for a job: its event id, else (an event without one) its dedupe key. */
@@ -157,29 +165,35 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
   option('deadlineMs', deadlineMs, DEFAULT_DEADLINE_MS, rules.whole({ min: 1, unit: 'milliseconds' }));
   const call = <T>(what: string, work: () => Promise<T>) => engineCall(engine, what, deadlineMs, work);
 
-  /** Every dead letter, read a page at a time before any of them is changed. */
-  async function everything(): Promise<DeadLetter[]> {
-    const all: DeadLetter[] = [];
-    for (;;) {
-      const page = await call('Listing dead letters', () => engine.list(MAX_LIMIT, all.length));
-      all.push(...page);
-      if (page.length < MAX_LIMIT) return all;
-    }
-  }
-
   async function apply(
     selection: DeadLetterSelection,
     what: string,
     change: (entry: DeadLetter) => Promise<SkippedDeadLetter | undefined>,
+    options: ChangeOptions = {},
   ): Promise<{ done: string[]; skipped: SkippedDeadLetter[] }> {
     const done: string[] = [];
     const skips: SkippedDeadLetter[] = [];
-    const entries =
-      selection === 'all' ? await everything() : await findEach(checkedIds(selection, what), skips);
-    for (const entry of entries) {
-      const skip = await call(`${what} ${entry.id}`, () => change(entry));
-      if (skip) skips.push(skip);
-      else done.push(entry.id);
+    const progress = progressOf(options);
+    const changeEach = async (entries: DeadLetter[]) => {
+      const before = skips.length;
+      await inLanes(entries, async (entry) => {
+        const skip = await call(`${what} ${entry.id}`, () => change(entry));
+        if (skip) skips.push(skip);
+        else done.push(entry.id);
+      });
+      return skips.length - before;
+    };
+    if (selection === 'all') {
+      const count = () => call('Counting dead letters', () => engine.count());
+      const list = (limit: number, offset: number) =>
+        call('Listing dead letters', () => engine.list(limit, offset, true));
+      await eachPage(count, list, changeEach, progress);
+    } else {
+      const ids = checkedIds(selection, what);
+      for (const [index, id] of ids.entries()) {
+        await changeEach(await findEach([id], skips));
+        progress(index + 1, ids.length);
+      }
     }
     return { done, skipped: skips };
   }
@@ -208,12 +222,12 @@ export function deadLetters(engine: DeadLetterEngine, deadlineMs = DEFAULT_DEADL
       );
       return first;
     },
-    async replay(selection) {
-      const { done, skipped } = await apply(selection, 'Replaying', engine.replay.bind(engine));
+    async replay(selection, options) {
+      const { done, skipped } = await apply(selection, 'Replaying', engine.replay.bind(engine), options);
       return { replayed: done, skipped };
     },
-    async purge(selection) {
-      const { done, skipped } = await apply(selection, 'Purging', engine.purge.bind(engine));
+    async purge(selection, options) {
+      const { done, skipped } = await apply(selection, 'Purging', engine.purge.bind(engine), options);
       return { purged: done, skipped };
     },
     close: () => engine.close(),

@@ -52,6 +52,10 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
     this.#onRejected.push(handler);
   }
 
+  get listensForErrors(): boolean {
+    return this.#onError.length > 0;
+  }
+
   /** Rejections are only described (diagnostics) when someone listens. */
   get listensForRejections(): boolean {
     return this.#onRejected.length > 0;

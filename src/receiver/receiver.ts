@@ -15,6 +15,7 @@ import {
 import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
 import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
+import { unheardRefusals } from '../observability/unheard.js';
 import type { Received } from '../pipeline/1-check-request.js';
 import type { Signature } from '../pipeline/3-verify.js';
 import { type Admission, createAdmission } from '../pipeline/admission.js';
@@ -98,7 +99,8 @@ export function createReceiver<
   // Only a log line prints a request's first failure: without a logger none is kept.
   const failures = opts.logger ? new Map<string, string | undefined>() : undefined;
   const registry = new HandlerRegistry<C, Tx>(failures && noteFirstFailure(failures));
-  const report = reporter(registry);
+  // Without a logger, whose line per request carries it, a refusal of the configuration nobody hears is printed.
+  const report = reporter(registry, opts.logger ? undefined : unheardRefusals());
   const executor = new Executor({ concurrency: opts.concurrency, maxQueue: opts.maxQueue });
   const admission = createAdmission();
   const pipeline = createPipeline<Tx>({
@@ -181,14 +183,18 @@ function signatureOf(verifier: Verifier): Signature {
   };
 }
 
-function reporter(registry: {
-  reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
-}): Report {
-  return (code, message, cause, context) =>
-    registry.reportError(
-      new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause }),
-      { ...context, reason: code },
-    );
+function reporter(
+  registry: {
+    reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
+    listensForErrors: boolean;
+  },
+  unheard?: ReturnType<typeof unheardRefusals>,
+): Report {
+  return (code, message, cause, context) => {
+    const error = new WebhookHandlerError(code, message, cause === undefined ? undefined : { cause });
+    unheard?.(error, cause, registry.listensForErrors);
+    return registry.reportError(error, { ...context, reason: code });
+  };
 }
 
 /** A single secret or list names no mode: its secrets are `secrets[0]`…, not `live[0]`, in diagnostics. */

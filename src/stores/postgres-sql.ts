@@ -88,3 +88,15 @@ export function purgeSql({ ref }: InboxTable): string {
   SELECT key FROM ${ref} WHERE expires_at < now() - interval '1 hour' LIMIT $1
 )`;
 }
+
+/** A UTF-16 surrogate without its pair, which UTF-8 cannot spell. */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * The key as the inbox table stores it. A key PostgreSQL's text cannot hold (a NUL, a lone surrogate, from an
+ * event id a sender chose) is stored as its JSON string, quotes included: one-to-one with the key, and apart
+ * from every key the receiver makes otherwise, each of which starts with its mode.
+ */
+export function storedKey(key: string): string {
+  return key.includes('\0') || LONE_SURROGATE.test(key) ? JSON.stringify(key) : key;
+}

@@ -17,6 +17,7 @@ import {
   purgeSql,
   releaseSql,
   renewSql,
+  storedKey,
 } from './postgres-sql.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
@@ -92,7 +93,7 @@ export class PostgresDedupeStore<T extends boolean = false> implements DedupeSto
         token: string,
         retentionMs: number,
         work: (tx: PostgresTx<T>) => Promise<R>,
-      ) => this.#transact(key, token, retentionMs, work as (tx: PoolClient) => Promise<R>);
+      ) => this.#transact(storedKey(key), token, retentionMs, work as (tx: PoolClient) => Promise<R>);
     }
   }
 
@@ -113,7 +114,7 @@ ${this.createTableSql}`);
     const token = newOwnerToken();
     const { rows } = await this.#statement<{ status: ClaimResult['status']; retry_after_ms: number | null }>(
       this.#sql.claim,
-      [key, token, leaseMs],
+      [storedKey(key), token, leaseMs],
     );
     const row = rows[0];
     if (row?.status === 'claimed') return { status: 'claimed', token };
@@ -124,15 +125,15 @@ ${this.createTableSql}`);
   }
 
   async complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return (await this.#statement(this.#sql.complete, [key, token, retentionMs])).rowCount === 1;
+    return (await this.#statement(this.#sql.complete, [storedKey(key), token, retentionMs])).rowCount === 1;
   }
 
   async release(key: string, token: string): Promise<boolean> {
-    return (await this.#statement(this.#sql.release, [key, token])).rowCount === 1;
+    return (await this.#statement(this.#sql.release, [storedKey(key), token])).rowCount === 1;
   }
 
   async renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return (await this.#statement(this.#sql.renew, [key, token, leaseMs])).rowCount === 1;
+    return (await this.#statement(this.#sql.renew, [storedKey(key), token, leaseMs])).rowCount === 1;
   }
 
   /** Deletes up to `limit` rows that expired over an hour ago; run it periodically. Returns how many. */

@@ -1,5 +1,6 @@
 import { createNodeRedisClient } from 'bullmq';
 import pg from 'pg';
+import { PgBoss } from 'pg-boss';
 import { createClient } from 'redis';
 import {
   type BullmqDurableQueue,
@@ -23,8 +24,9 @@ export function bullmqHarness(
 ): DeadLetterHarness<BullmqDurableQueue> & { cleanup(): Promise<void> } {
   let queues = 0;
   return {
-    queue: (attempts) =>
+    queue: (attempts, options) =>
       bullmqQueue({
+        ...options,
         connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
         prefix,
         name: `dl${++queues}`,
@@ -36,7 +38,15 @@ export function bullmqHarness(
         tellDuplicates: true,
       }),
     worker: (receiver, queue) => createBullmqWorker({ receiver, queue, concurrency: 4 }),
+    // BullMQ removes the completed jobs past their age as another job completes: the test's deliveries do.
+    sweep: async () => {},
     deadLetters: (queue) => bullmqDeadLetters({ queue }),
+    apart: (queue) =>
+      bullmqDeadLetters({
+        connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
+        prefix,
+        name: queue.queue.name,
+      }),
     unreachable: () => {
       // Nothing listens on port 1: the client keeps reconnecting, so the deadline answers.
       const client = createClient({ url: 'redis://127.0.0.1:1' });
@@ -57,9 +67,12 @@ export function pgBossHarness(
   schema: string,
 ): DeadLetterHarness<PgBossDurableQueue> & { cleanup(): Promise<void> } {
   let queues = 0;
+  // pg-boss's maintenance, as the queue's own PgBoss runs it once a day, here on demand.
+  let sweeper: PgBoss | undefined;
   return {
-    queue: (attempts) =>
+    queue: (attempts, options) =>
       pgBossQueue({
+        ...options,
         connectionString: DATABASE_URL,
         schema,
         name: `dl${++queues}`,
@@ -68,7 +81,23 @@ export function pgBossHarness(
       }),
     worker: (receiver, queue) =>
       createPgBossWorker({ receiver, queue, concurrency: 4, pollingIntervalSeconds: 0.5 }),
+    async sweep() {
+      if (!sweeper) {
+        sweeper = new PgBoss({
+          connectionString: DATABASE_URL,
+          schema,
+          supervise: false,
+          schedule: false,
+          migrate: false,
+          maintenanceIntervalSeconds: 1,
+        });
+        sweeper.on('error', () => {});
+        await sweeper.start();
+      }
+      await sweeper.supervise();
+    },
     deadLetters: (queue) => pgBossDeadLetters({ queue }),
+    apart: (queue) => pgBossDeadLetters({ connectionString: DATABASE_URL, schema, name: queue.name }),
     unreachable: () =>
       pgBossDeadLetters({
         connectionString: 'postgres://postgres@127.0.0.1:1/test',
@@ -76,6 +105,7 @@ export function pgBossHarness(
         deadlineMs: 2000,
       }),
     async cleanup() {
+      await sweeper?.stop({ graceful: false });
       const client = new pg.Client(DATABASE_URL);
       await client.connect();
       await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);

@@ -15,8 +15,8 @@ const bullmq = bullmqHarness(prefix);
 const pgBoss = pgBossHarness(schema);
 const closers: (() => Promise<unknown>)[] = [];
 
-/** A queue of the harness with `count` dead letters (ids from `id`, if given); its worker keeps running. */
-async function withDeadLetters(count: number, id?: () => string) {
+/** A queue of the harness with `count` dead letters; its worker keeps running. */
+async function withDeadLetters(count: number, idOf?: (index: number) => string) {
   const poisoned = poisonedQueue(bullmq, 1);
   const deadLetters = bullmq.deadLetters(poisoned.queue);
   const worker = await bullmq.worker(poisoned.receiver, poisoned.queue);
@@ -25,7 +25,7 @@ async function withDeadLetters(count: number, id?: () => string) {
     () => deadLetters.close(),
     () => worker.close(),
   );
-  const ids = await poisoned.poison(count, deadLetters, id);
+  const ids = await poisoned.poison(count, deadLetters, idOf);
   const flags = ['--redis-url', REDIS_URL, '--prefix', prefix, '--queue', poisoned.queue.queue.name];
   const cli = (...args: string[]) => runCli(['dead-letter', ...args, ...flags]);
   return { ...poisoned, deadLetters, ids, cli };
@@ -155,9 +155,24 @@ describe('messaging-webhooks dead-letter on BullMQ', () => {
     expect(declined.code).toBe(1);
     expect(await deadLetters.count()).toBe(3);
     const accepted = await onTerminal(['purge', '--all', ...flags], 'y');
+    expect(accepted.screen).toContain('Purging: 3 of 3 dead letters');
     expect(accepted.screen).toContain('3 purged, 0 skipped');
     expect(accepted.code).toBe(0);
     expect((await cli('list')).stdout).toMatch(/^No dead letters in queue/);
+  }, 60_000);
+
+  it('shows, replays and purges an event whose id holds a colon, as list shows it', async () => {
+    const { ids, cli, state } = await withDeadLetters(2, (index) => `evt_${run}:colon:${index}`);
+    const [replayed, purged] = ids as [string, string];
+    expect((await cli('list')).stdout).toContain(replayed);
+    const shown = await cli('show', replayed);
+    expect(shown.code, shown.stderr).toBe(0);
+    expect(shown.stdout).toMatch(new RegExp(`^id\\s+${replayed}$`, 'm'));
+    state.poisoned = false;
+    expect(JSON.parse((await cli('replay', replayed, '--json')).stdout)).toMatchObject({
+      replayed: [replayed],
+    });
+    expect(JSON.parse((await cli('purge', purged, '--json')).stdout)).toMatchObject({ purged: [purged] });
   }, 60_000);
 
   it('names the mistake in one line, exit 2', async () => {

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { pgBossDeadLetters, pgBossJobId } from '../../src/durable/pg-boss/index.js';
-import { testRun } from '../support/harness/cluster.js';
+import { pgBossDeadLetters, pgBossJobId, pgBossQueue } from '../../src/durable/pg-boss/index.js';
+import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
 import { deliveredEvent, delivery, expectAccepted } from '../support/unit.js';
 import { pgBossHarness } from './dead-letter-engines.js';
 import { describeDeadLetters, poisonedQueue } from './dead-letters-conformance.js';
@@ -65,6 +65,45 @@ describe('pg-boss: a dead letter whose job left the queue', () => {
     expect(await deadLetters.purge([id])).toEqual({ purged: [id], skipped: [] });
     expectAccepted(await receiver.receive(delivery({ ...deliveredEvent(), id })), 200, true);
     expect(state.runs.get(id)).toEqual([1]);
+  }, 30_000);
+});
+
+describe('pg-boss: dead letters made under an earlier, shorter retention', () => {
+  it('are kept as long as the dead-letter queue keeps its own once a queue starts', async () => {
+    const poisoned = poisonedQueue(harness, 1);
+    const deadLetters = pgBossDeadLetters({ queue: poisoned.queue });
+    closers.push(
+      () => deadLetters.close(),
+      () => poisoned.queue.close(),
+    );
+    const worker = await harness.worker(poisoned.receiver, poisoned.queue);
+    closers.push(() => worker.close({ timeoutMs: 1000 }));
+    await poisoned.poison(1, deadLetters);
+    const { boss, name } = poisoned.queue;
+    const dead = await boss.getQueue(`${name}_dead_letter`);
+    const table = `"${schema}"."${dead?.table}"`;
+    const keptFor = async () =>
+      Number(
+        (
+          await boss
+            .getDb()
+            .executeSql(
+              `SELECT extract(epoch FROM min(keep_until) - now()) AS s FROM ${table} WHERE name = $1`,
+              [`${name}_dead_letter`],
+            )
+        ).rows[0]?.s,
+      );
+    // As the 7-day retention of completed events gave them before.
+    await boss
+      .getDb()
+      .executeSql(`UPDATE ${table} SET keep_until = now() + interval '7 days' WHERE name = $1`, [
+        `${name}_dead_letter`,
+      ]);
+    expect(await keptFor()).toBeLessThan(8 * 86_400);
+    const again = pgBossQueue({ connectionString: DATABASE_URL, schema, name, attempts: 1 });
+    closers.push(() => again.close());
+    await again.ready();
+    expect(await keptFor()).toBeGreaterThan(50 * 365 * 86_400);
   }, 30_000);
 });
 

@@ -1,9 +1,11 @@
 import { createNodeRedisClient, Queue } from 'bullmq';
 import { createClient } from 'redis';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bullmqQueue } from '../../src/durable/bullmq/index.js';
 import { checkRedisDurability } from '../../src/durable/bullmq/redis-durability.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
+import { ensureBuilt } from '../support/build.js';
+import { start } from '../support/child-processes.js';
 import { testRun } from '../support/harness/cluster.js';
 import { ownRedisServer, type RedisServer } from '../support/harness/processes.js';
 import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
@@ -139,6 +141,48 @@ describe('bullmqQueue on a Redis that can lose acknowledged jobs', () => {
       }),
     ).toThrow(/allowVolatileRedis must be true or false, got "yes"/);
   });
+});
+
+describe('a refused Redis with nobody listening', () => {
+  it('without onError or a logger: printed once, naming the setting and the fix', async () => {
+    const queue = bullmqQueue({ connection: connection(servers.volatile), name: `q-${run}-unheard` });
+    closers.push(() => queue.close());
+    const receiver = createReceiver({ secrets: SECRET, queue });
+    const printed: unknown[][] = [];
+    const spy = vi.spyOn(console, 'error').mockImplementation((...args) => {
+      printed.push(args);
+    });
+    try {
+      expectRejected(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
+      expectRejected(await receiver.receive(delivery(deliveredEvent())), 503, 'queue_unavailable');
+    } finally {
+      spy.mockRestore();
+    }
+    expect(printed).toHaveLength(1);
+    expect(printed[0]).toHaveLength(1);
+    expect(String(printed[0]?.[0])).toMatch(
+      /^messaging-webhooks: .*appendonly is no.*CONFIG SET appendonly yes/,
+    );
+  });
+
+  it('examples/workers: the receiver names the refusal and exits, never saying it receives', async () => {
+    await ensureBuilt();
+    const example = start([process.execPath, 'examples/workers/receiver.mjs'], {
+      PORT: '0',
+      REDIS_URL: servers.volatile.url,
+      QUEUE: `q-${run}-example`,
+    });
+    closers.push(() => example.stop());
+    // waitFor rejects once the child exits without the line.
+    const receiving = await example.waitFor(/Receiving webhooks/).then(
+      () => true,
+      () => false,
+    );
+    expect(receiving).toBe(false);
+    expect(await example.exited).toBe(1);
+    expect(example.output()).toMatch(/appendonly is no.*CONFIG SET appendonly yes/s);
+    expect(example.output()).not.toContain('Receiving webhooks');
+  }, 60_000);
 });
 
 describe('bullmqQueue where Redis refuses INFO', () => {

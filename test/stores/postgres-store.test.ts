@@ -144,6 +144,14 @@ describe('PostgresDedupeStore transactional mode', () => {
     expect(await store.claim('live:evt_tx_ok', 1000)).toEqual({ status: 'duplicate' });
   });
 
+  it('commits the work of an event whose id holds a NUL, and answers it duplicate after', async () => {
+    const key = `live:evt_tx_nul_${randomUUID()}\u0000`;
+    const token = await claimToken(key);
+    const result = await transactional.transact?.(key, token, 60_000, async () => 'done');
+    expect(result).toBe('done');
+    expect(await transactional.claim(key, 1000)).toEqual({ status: 'duplicate' });
+  });
+
   it('rolls the work back when it throws, and leaves the claim to be released', async () => {
     const token = await claimToken('live:evt_tx_fail');
     const failure = new Error('handler failed');

@@ -44,6 +44,23 @@ export function describeStoreConformance(name: string, setup: () => ConformanceT
       expect(retryAfterMs).toBeLessThanOrEqual(leaseMs);
     });
 
+    it('holds a key with a NUL or a lone surrogate like any other, apart from the key without it', async () => {
+      const { store, leaseMs } = setup();
+      for (const key of [`${freshKey()}\u0000x`, `${freshKey()}\ud800`, `${freshKey()}\udc00\u0000`]) {
+        const token = claimed(await store.claim(key, leaseMs));
+        expect((await store.claim(key, leaseMs)).status).toBe('in_flight');
+        expect(await store.renew(key, token, leaseMs)).toBe(true);
+        expect(await store.release(key, token)).toBe(true);
+        const again = claimed(await store.claim(key, leaseMs));
+        expect(await store.complete(key, again, LONG_RETENTION_MS)).toBe(true);
+        expect(await store.claim(key, leaseMs)).toEqual({ status: 'duplicate' });
+      }
+      const plain = freshKey();
+      const token = claimed(await store.claim(`${plain}\u0000`, leaseMs));
+      expect(await store.complete(`${plain}\u0000`, token, LONG_RETENTION_MS)).toBe(true);
+      expect((await store.claim(plain, leaseMs)).status).toBe('claimed');
+    });
+
     it('answers duplicate after the owner completes', async () => {
       const { store, leaseMs } = setup();
       const key = freshKey();

@@ -47,6 +47,8 @@ export function runCli(
 export interface Running {
   child: ChildProcess;
   output(): string;
+  /** Resolves with the exit code once the child exited. */
+  exited: Promise<number | null>;
   /** Resolves with the first match of `pattern` in stdout+stderr, or rejects after `timeoutMs`. */
   waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
   stop(): Promise<number | null>;
@@ -73,6 +75,7 @@ export function start(command: string[], env: Record<string, string> = {}, cwd =
   return {
     child,
     output: () => output,
+    exited,
     waitFor(pattern, timeoutMs = 20_000) {
       return new Promise((resolve, reject) => {
         const check = () => {

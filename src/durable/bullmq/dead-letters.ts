@@ -1,4 +1,4 @@
-import { type ConnectionOptions, type Job, Queue } from 'bullmq';
+import { type ConnectionOptions, Job, Queue } from 'bullmq';
 import { WebhookConfigError } from '../../base/errors.js';
 import {
   candidateKeys,
@@ -13,8 +13,12 @@ import {
 } from '../dead-letters.js';
 import type { DurableJob } from '../port.js';
 import { bullmqEngine } from './engine.js';
+import { purgeFailed } from './purge-failed.js';
 import { type BullmqDurableQueue, bullmqJobId, DEFAULT_QUEUE_NAME } from './queue.js';
 import { clusterPrefix } from './redis-topology.js';
+
+/** BullMQ's codes for a job that is gone (-1) or not in the failed set (-3) when Job.retry ran. */
+const LEFT_FAILED_SET = new Set<unknown>([-1, -3]);
 
 /** Where the dead letters are: the queue itself, or where to find it. */
 export interface BullmqDeadLettersOptions {
@@ -38,23 +42,7 @@ export interface BullmqDeadLettersOptions {
  *   for (const letter of await dead.list()) console.log(letter.id, letter.error.message);
  */
 export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetters {
-  if (!options?.queue && !options?.connection) {
-    throw new WebhookConfigError(
-      'bullmqDeadLetters needs the `queue` your receiver uses (bullmqQueue(…)), or `connection` (where Redis is) and the queue `name`.',
-    );
-  }
-  const owned = !options.queue;
-  const prefix = options.queue
-    ? undefined
-    : clusterPrefix('bullmqDeadLetters', options.connection, options.prefix);
-  const queue =
-    options.queue?.queue ??
-    new Queue(options.name ?? DEFAULT_QUEUE_NAME, {
-      connection: options.connection as ConnectionOptions,
-      ...(prefix === undefined ? {} : { prefix }),
-    });
-  // Redis trouble is reported by the call that met it (its deadline); the connection reconnects.
-  if (owned) queue.on('error', () => {});
+  const { queue, owned } = deadLetterQueue(options);
 
   const failedJob = async (key: string) => {
     const job: Job<DurableJob> | undefined = await queue.getJob(bullmqJobId(key));
@@ -75,8 +63,13 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
 
   const engine: DeadLetterEngine = {
     engine: bullmqEngine,
-    async list(limit, offset) {
-      const jobs = await queue.getFailed(offset, offset + limit - 1);
+    async list(limit, offset, oldestFirst = false) {
+      const jobs = (await queue.getJobs(
+        'failed',
+        offset,
+        offset + limit - 1,
+        oldestFirst,
+      )) as Job<DurableJob>[];
       return jobs.flatMap((job) => (job ? [toDeadLetter(job)] : []));
     },
     count: () => queue.getFailedCount(),
@@ -86,25 +79,25 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
     },
     absent,
     async replay(entry) {
-      const job = await queue.getJob(entry.jobId);
-      if (!job) return skipped.notFound(entry.id);
+      // The job by its id alone: the retry script reads what it needs in Redis, so the payload is not loaded
+      // again (a job that is gone answers -1, below).
+      const job = new Job<DurableJob>(queue, entry.event.type, {} as DurableJob, {}, entry.jobId);
       try {
         // Atomic in Redis: only a job still in the failed set moves, so a job that is waiting or running
-        // (replayed by someone else a moment ago) is never queued a second time.
+        // (replayed by someone else a moment ago) is never queued a second time, and a purge that took it
+        // out of the failed set first wins.
         await job.retry('failed', { resetAttemptsMade: true, resetAttemptsStarted: true });
         return undefined;
       } catch (error) {
-        const moved = await absent(entry.key);
-        if (moved.reason === 'not_found' && (await queue.getJob(entry.jobId))) throw error;
-        return { ...moved, id: entry.id };
+        if (!LEFT_FAILED_SET.has((error as { code?: unknown })?.code)) throw error;
+        return { ...(await absent(entry.key)), id: entry.id };
       }
     },
     async purge(entry) {
-      // BullMQ removes a job whatever its state (a running one refuses: it is locked), so the state is read
-      // first; a replay of the same event landing between the two is the one race left to the operator.
-      const job = await failedJob(entry.key);
+      // A backend without a Redis client to run the script on: read the state, then remove.
+      const job = (await purgeFailed(queue, entry.jobId)) ?? (await failedJob(entry.key));
       if (!job) return { ...(await absent(entry.key)), id: entry.id };
-      await job.remove();
+      if (job !== true) await job.remove();
       return undefined;
     },
     async close() {
@@ -112,6 +105,24 @@ export function bullmqDeadLetters(options: BullmqDeadLettersOptions): DeadLetter
     },
   };
   return deadLetters(engine, options.deadlineMs);
+}
+
+/** The queue the dead letters are in: the receiver's, or one opened here (and closed with the tools). */
+function deadLetterQueue(options: BullmqDeadLettersOptions): { queue: Queue<DurableJob>; owned: boolean } {
+  if (!options?.queue && !options?.connection) {
+    throw new WebhookConfigError(
+      'bullmqDeadLetters needs the `queue` your receiver uses (bullmqQueue(…)), or `connection` (where Redis is) and the queue `name`.',
+    );
+  }
+  if (options.queue) return { queue: options.queue.queue as Queue<DurableJob>, owned: false };
+  const prefix = clusterPrefix('bullmqDeadLetters', options.connection, options.prefix);
+  const queue = new Queue<DurableJob>(options.name ?? DEFAULT_QUEUE_NAME, {
+    connection: options.connection as ConnectionOptions,
+    ...(prefix === undefined ? {} : { prefix }),
+  });
+  // Redis trouble is reported by the call that met it (its deadline); the connection reconnects.
+  queue.on('error', () => {});
+  return { queue, owned: true };
 }
 
 function toDeadLetter(job: Job<DurableJob>): DeadLetter {

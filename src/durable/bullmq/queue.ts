@@ -159,7 +159,16 @@ function booleanOption(options: BullmqQueueOptions, name: 'allowVolatileRedis' |
   return option(name, options[name] ?? undefined, false, rules.boolean);
 }
 
-/** BullMQ refuses `:` in a custom jobId; escaping `%` first keeps the mapping one-to-one. */
+/**
+ * BullMQ refuses `:` in a custom jobId, and a lone surrogate (from a sender's event id) has no UTF-8, so Redis
+ * would name the job's key apart from its id; escaping `%` first keeps the mapping one-to-one.
+ */
 export function bullmqJobId(key: string): string {
-  return key.replaceAll('%', '%25').replaceAll(':', '%3A');
+  const escaped = key.replaceAll('%', '%25').replaceAll(':', '%3A');
+  return LONE_SURROGATE.test(escaped)
+    ? escaped.replace(LONE_SURROGATES, (unit) => `%u${unit.charCodeAt(0).toString(16).toUpperCase()}`)
+    : escaped;
 }
+
+const LONE_SURROGATE = /\p{Cs}/u;
+const LONE_SURROGATES = /\p{Cs}/gu;

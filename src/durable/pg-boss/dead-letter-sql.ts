@@ -10,7 +10,16 @@ export interface Tables {
   /** `"schema"."table"` of the dead-letter queue's jobs. */
   dead: string;
   queueTable: string;
+  /**
+   * The schema has pg-boss's source_root_id (12.35 on), indexed: a copy of one of the receiver's jobs has its
+   * job's id there too, so a copy is found through the index instead of among all the dead-letter queue's.
+   */
+  rooted: boolean;
 }
+
+/** The copies of the job (or jobs) `ids`. */
+const copiesOf = (t: Tables, ids: string) =>
+  t.rooted ? `d.source_root_id = ${ids} AND d.source_id = ${ids}` : `d.source_id = ${ids}`;
 
 /** The dead-letter queue's copies of the queue's jobs: $1 dead-letter queue, $2 queue. */
 const DEAD = `d.name = $1 AND d.source_name = $2 AND d.state IN ('created', 'retry', 'failed')`;
@@ -20,11 +29,14 @@ const COLUMNS = `d.data, d.source_id, d.source_created_on, d.created_on, d.sourc
 export const listSql = (t: Tables) =>
   `SELECT ${COLUMNS} FROM ${t.dead} d WHERE ${DEAD} ORDER BY d.created_on DESC, d.id LIMIT $3 OFFSET $4`;
 
+export const oldestFirstSql = (t: Tables) =>
+  `SELECT ${COLUMNS} FROM ${t.dead} d WHERE ${DEAD} ORDER BY d.created_on, d.id LIMIT $3 OFFSET $4`;
+
 export const countSql = (t: Tables) => `SELECT count(*)::int AS n FROM ${t.dead} d WHERE ${DEAD}`;
 
 /** $3: the job ids an id may stand for. */
 export const findSql = (t: Tables) =>
-  `SELECT ${COLUMNS} FROM ${t.dead} d WHERE ${DEAD} AND d.source_id = ANY($3::uuid[]) ORDER BY d.created_on DESC`;
+  `SELECT ${COLUMNS} FROM ${t.dead} d WHERE ${DEAD} AND ${copiesOf(t, 'ANY($3::uuid[])')} ORDER BY d.created_on DESC`;
 
 /** $1: the queue, $2: job ids. */
 export const stateSql = (t: Tables) =>
@@ -41,7 +53,7 @@ const STATE_BEFORE = (t: Tables) =>
  */
 export const replaySql = (t: Tables) => `
   WITH dead AS (
-    SELECT d.id, d.data FROM ${t.dead} d WHERE ${DEAD} AND d.source_id = $3 FOR UPDATE
+    SELECT d.id, d.data FROM ${t.dead} d WHERE ${DEAD} AND ${copiesOf(t, '$3')} FOR UPDATE
   ), reset AS (
     UPDATE ${t.jobs} j
        SET state = 'created', retry_count = 0, start_after = now(), started_on = NULL, completed_on = NULL,
@@ -54,10 +66,12 @@ export const replaySql = (t: Tables) => `
     DELETE FROM ${t.dead} WHERE name = $1 AND id IN (SELECT id FROM dead) AND EXISTS (SELECT 1 FROM reset)
   )
   SELECT (SELECT count(*) FROM reset)::int AS reset, (SELECT count(*) FROM dead)::int AS dead,
-         (SELECT data FROM dead LIMIT 1) AS data, ${STATE_BEFORE(t)}`;
+         -- The payload only when the job has to be sent anew (it left its queue), not with every replay.
+         CASE WHEN NOT EXISTS (SELECT 1 FROM reset) THEN (SELECT data FROM dead LIMIT 1) END AS data,
+         ${STATE_BEFORE(t)}`;
 
 /** Deletes the dead-letter copies of a job ($3) that left the queue (retention) once it is back. */
-export const dropCopiesSql = (t: Tables) => `DELETE FROM ${t.dead} d WHERE ${DEAD} AND d.source_id = $3`;
+export const dropCopiesSql = (t: Tables) => `DELETE FROM ${t.dead} d WHERE ${DEAD} AND ${copiesOf(t, '$3')}`;
 
 /**
  * Purges one dead letter ($1 dead-letter queue, $2 queue, $3 job id): its copy, and the failed job itself;
@@ -65,7 +79,7 @@ export const dropCopiesSql = (t: Tables) => `DELETE FROM ${t.dead} d WHERE ${DEA
  */
 export const purgeSql = (t: Tables) => `
   WITH dead AS (
-    DELETE FROM ${t.dead} d WHERE ${DEAD} AND d.source_id = $3 RETURNING d.id
+    DELETE FROM ${t.dead} d WHERE ${DEAD} AND ${copiesOf(t, '$3')} RETURNING d.id
   ), gone AS (
     DELETE FROM ${t.jobs} WHERE name = $2 AND id = $3 AND state IN ('failed', 'cancelled')
        AND EXISTS (SELECT 1 FROM dead)

@@ -12,9 +12,9 @@ import {
   type SkippedDeadLetter,
   skipped,
 } from '../dead-letters.js';
-import type { DurableJob } from '../port.js';
 import * as sql from './dead-letter-sql.js';
 import { pgBossEngine } from './engine.js';
+import { jobOf } from './job-data.js';
 import { DEFAULT_QUEUE_NAME, type PgBossDurableQueue, pgBossJobId } from './queue.js';
 import type { PgBossInstance } from './types.js';
 
@@ -69,7 +69,7 @@ export function pgBossDeadLetters(options: PgBossDeadLettersOptions): DeadLetter
   }
 
   /** The event's job left its queue (pg-boss deleted it after its retention): a new one under the same id. */
-  async function resend(entry: DeadLetter, data: DurableJob): Promise<SkippedDeadLetter | undefined> {
+  async function resend(entry: DeadLetter, data: object): Promise<SkippedDeadLetter | undefined> {
     if (!(await boss.send(name, data, { id: entry.jobId }))) return skipped.live(entry.id);
     await run(sql.dropCopiesSql, (deadLetter) => [deadLetter, name, entry.jobId]);
     return undefined;
@@ -77,8 +77,15 @@ export function pgBossDeadLetters(options: PgBossDeadLettersOptions): DeadLetter
 
   const engine: DeadLetterEngine = {
     engine: pgBossEngine,
-    list: async (limit, offset) =>
-      (await run(sql.listSql, (deadLetter) => [deadLetter, name, limit, offset])).map(toDeadLetter),
+    list: async (limit, offset, oldestFirst = false) =>
+      (
+        await run(oldestFirst ? sql.oldestFirstSql : sql.listSql, (deadLetter) => [
+          deadLetter,
+          name,
+          limit,
+          offset,
+        ])
+      ).map(toDeadLetter),
     count: async () => Number((await run(sql.countSql, (deadLetter) => [deadLetter, name]))[0]?.n ?? 0),
     find: async (id) =>
       (await run(sql.findSql, (deadLetter) => [deadLetter, name, idsOf(id)])).map(toDeadLetter),
@@ -87,7 +94,7 @@ export function pgBossDeadLetters(options: PgBossDeadLettersOptions): DeadLetter
       const [row] = await run(sql.replaySql, (deadLetter) => [deadLetter, name, entry.jobId]);
       if (Number(row?.reset) > 0) return undefined;
       if (Number(row?.dead) > 0 && (row?.state ?? null) === null) {
-        return resend(entry, row?.data as DurableJob);
+        return resend(entry, row?.data as object);
       }
       return skipOf(entry.id, [row?.state as string]);
     },
@@ -118,7 +125,7 @@ function connect(options: PgBossDeadLettersOptions) {
     new PgBoss({
       connectionString: options.connectionString as string,
       schema,
-      max: 2,
+      max: 4, // as many as the changes of a page run at once
       supervise: false,
       schedule: false,
       migrate: false,
@@ -161,7 +168,20 @@ async function resolveTables(boss: PgBossInstance, name: string, schema: string,
     );
   }
   const quoted = (table: string) => `"${schema}"."${table}"`;
-  return { jobs: quoted(queue.table), dead: quoted(dead.table), queueTable: quoted('queue'), deadLetter };
+  const { rows } = await boss
+    .getDb()
+    .executeSql(
+      `SELECT 1 FROM information_schema.columns WHERE table_schema = $1 AND table_name = 'job' AND column_name = 'source_root_id'`,
+      [schema],
+    );
+  const rooted = rows.length > 0;
+  return {
+    jobs: quoted(queue.table),
+    dead: quoted(dead.table),
+    queueTable: quoted('queue'),
+    deadLetter,
+    rooted,
+  };
 }
 
 function skipOf(id: string, states: string[]): SkippedDeadLetter {
@@ -171,7 +191,7 @@ function skipOf(id: string, states: string[]): SkippedDeadLetter {
 }
 
 function toDeadLetter(row: Record<string, unknown>): DeadLetter {
-  const data = row.data as DurableJob;
+  const data = jobOf(row.data);
   const output = (row.source_output ?? {}) as {
     code?: unknown;
     message?: unknown;

@@ -7,6 +7,7 @@ import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions } from '../port.js';
+import { storedJob } from './job-data.js';
 import type { PgBossInstance } from './types.js';
 
 export interface PgBossQueueOptions extends DurableQueueOptions {
@@ -64,7 +65,7 @@ interface QueuePolicy {
  * Starts the boss and creates the queue and its dead-letter queue once, shared by concurrent callers; a failed
  * start is tried again by the next call. `table` is the queue's own table, known once started.
  */
-function queueStarter(boss: PgBossInstance, name: string, policy: QueuePolicy) {
+function queueStarter(boss: PgBossInstance, schema: string, name: string, policy: QueuePolicy) {
   let started: Promise<void> | undefined;
   let table: string | undefined;
   const ready = () => {
@@ -72,10 +73,12 @@ function queueStarter(boss: PgBossInstance, name: string, policy: QueuePolicy) {
       // Also a boss you passed unstarted: start() is idempotent, and a boss never started would answer every
       // delivery 503 for ever.
       await boss.start();
-      await boss.createQueue(policy.deadLetter, {
-        deleteAfterSeconds: 0,
-        retentionSeconds: policy.deleteAfterSeconds,
-      });
+      // A dead letter stays until it is replayed or purged: the copies wait (`created`) in a queue no worker
+      // takes from, which pg-boss's sweep deletes once their retention ends, so that retention is as long as
+      // pg-boss can hold, and copies an earlier policy gave less are given it too.
+      await boss.createQueue(policy.deadLetter, DEAD_LETTER_POLICY);
+      await boss.updateQueue(policy.deadLetter, DEAD_LETTER_POLICY);
+      await keepDeadLetters(boss, schema, policy.deadLetter);
       // createQueue leaves an existing queue as it is: updateQueue brings its policy to these options.
       await boss.createQueue(name, policy);
       await boss.updateQueue(name, policy);
@@ -88,6 +91,21 @@ function queueStarter(boss: PgBossInstance, name: string, policy: QueuePolicy) {
   };
   return { ready, table: () => table };
 }
+/** pg-boss keeps a job for an int4 of seconds at most: 68 years. Completed copies are never deleted (0). */
+const DEAD_LETTER_POLICY = { deleteAfterSeconds: 0, retentionSeconds: 2_147_483_647 };
+
+/** Gives the dead-letter copies made under a shorter retention the dead-letter queue's own. */
+async function keepDeadLetters(boss: PgBossInstance, schema: string, deadLetter: string): Promise<void> {
+  const queue = await boss.getQueue(deadLetter);
+  if (!queue) return;
+  await boss.getDb().executeSql(
+    `UPDATE "${schema}"."${queue.table}"
+        SET keep_until = start_after + $2 * interval '1s'
+      WHERE name = $1 AND state < 'active' AND keep_until < start_after + $2 * interval '1s'`,
+    [deadLetter, DEAD_LETTER_POLICY.retentionSeconds],
+  );
+}
+
 const DEFAULT_HEARTBEAT_SECONDS = 30;
 // pg-boss's own 60 s left a dead worker's job waiting up to 90 s; a pass every 10 s costs one count query.
 const DEFAULT_SUPERVISE_SECONDS = 10;
@@ -129,7 +147,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
     heartbeatSeconds,
     deadLetter,
   };
-  const { ready, table } = queueStarter(boss, name, policy);
+  const { ready, table } = queueStarter(boss, schema, name, policy);
 
   const poller = countsPoller(async () => {
     await ready();
@@ -141,7 +159,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
     const id = pgBossJobId(job.key);
     // An INSERT … ON CONFLICT DO NOTHING in its own transaction: an id means it committed, null that the
     // job exists, and its state says what the delivery gets.
-    if (await boss.send(name, job, { id })) return 'enqueued';
+    if (await boss.send(name, storedJob(job), { id })) return 'enqueued';
     const existing = await boss.getJobById(name, id);
     if (!existing) throw new Error(`pg-boss neither created nor found job ${id}; retry the delivery.`);
     return existing.state === 'created' || existing.state === 'retry' || existing.state === 'active'
@@ -206,6 +224,9 @@ function recoverySettings(options: PgBossQueueOptions) {
 
 /** pg-boss ids are UUIDs: the dedupe key's SHA-256, cut to 128 bits in the UUID layout. */
 export function pgBossJobId(key: string): string {
-  const hex = createHash('sha256').update(key).digest('hex');
+  // A lone surrogate has no UTF-8: hashed as it is, two such keys would be one id. Their JSON string tells them apart.
+  const hex = createHash('sha256')
+    .update(/\p{Cs}/u.test(key) ? JSON.stringify(key) : key)
+    .digest('hex');
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
 }

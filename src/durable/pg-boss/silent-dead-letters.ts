@@ -2,6 +2,7 @@ import { withDeadline } from '../../base/deadline.js';
 import { startPoller } from '../../base/poller.js';
 import type { DeadLetterCode } from '../../contract/errors.js';
 import type { DurableJob } from '../port.js';
+import { jobOf } from './job-data.js';
 import type { PgBossDurableQueue } from './queue.js';
 
 /** A job pg-boss sent to the dead-letter on its own, with no worker alive to tell onError. */
@@ -56,7 +57,7 @@ async function takeSilentDeadLetters(queue: PgBossDurableQueue): Promise<SilentD
     [queue.name],
   );
   return rows.map((row) => ({
-    job: row.data as DurableJob,
+    job: jobOf(row.data),
     reason: 'job_stalled',
     cause: new Error(`pg-boss: ${String(row.message)}`),
     attempt: Number(row.retry_count) + 1,

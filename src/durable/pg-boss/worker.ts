@@ -5,6 +5,7 @@ import type { TraceCarrier } from '../../contract/tracing.js';
 import { closeWorker, deadLetterReason, workerRunner } from '../job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
 import { pgBossEngine } from './engine.js';
+import { jobOf } from './job-data.js';
 import type { PgBossDurableQueue } from './queue.js';
 import { watchSilentDeadLetters } from './silent-dead-letters.js';
 import type { PgBossJob, PgBossJobResult } from './types.js';
@@ -48,6 +49,7 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
     (jobs: PgBossJob<DurableJob>[]) => Promise.all(jobs.map(settle)),
   );
   async function settle(job: PgBossJob<DurableJob>): Promise<PgBossJobResult> {
+    const data = jobOf(job.data);
     const attempt = job.retryCount + 1;
     const attempts = job.retryLimit + 1;
     // pg-boss keeps a failed attempt's output until the retry: the spans of the attempts before travel in it.
@@ -62,11 +64,11 @@ export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<
         }
       : undefined;
     try {
-      await runner.run(job.data, attempt, attempts, trace);
+      await runner.run(data, attempt, attempts, trace);
     } catch (error) {
       // pg-boss retries a failed job within its retryLimit, then moves it to the dead-letter queue.
       if (attempt >= attempts) {
-        await runner.deadLettered(job.data, deadLetterReason(error, pgBossEngine), error, attempt, attempts);
+        await runner.deadLettered(data, deadLetterReason(error, pgBossEngine), error, attempt, attempts);
       }
       const code = error instanceof WebhookHandlerError ? error.code : 'handler_failed';
       const output = { code, message: String((error as Error)?.message), attemptTraces };

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { freePort } from '../free-port.js';
+import { until } from '../until.js';
 
 const run = promisify(execFile);
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
@@ -134,15 +135,15 @@ async function streaming(port: number, mode: 'sync' | 'async'): Promise<void> {
   const client = new pg.Client({ connectionString: `postgres://postgres@127.0.0.1:${port}/postgres` });
   await client.connect();
   try {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const { rows } = await client.query(
-        "SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'",
-      );
-      if (rows.some((row) => row.sync_state === mode)) return;
-      if (Date.now() > deadline) throw new Error(`The standby is not streaming (${mode}) after 30 s.`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    await until(
+      async () => {
+        const { rows } = await client.query(
+          "SELECT sync_state FROM pg_stat_replication WHERE state = 'streaming'",
+        );
+        return rows.some((row) => row.sync_state === mode);
+      },
+      { timeoutMs: 30_000, what: `the standby streaming (${mode})` },
+    );
   } finally {
     await client.end();
   }

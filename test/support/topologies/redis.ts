@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { freePort } from '../free-port.js';
+import { until } from '../until.js';
 
 const run = promisify(execFile);
 
@@ -229,25 +230,22 @@ export async function cli(port: number, ...args: string[]): Promise<string> {
 
 /** Waits until `count` replicas of `primary` finished their sync and stream its writes. */
 export async function replicasOnline(primary: RedisNode, count: number): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const info = await cli(primary.port, 'INFO', 'replication');
-    if ((info.match(/state=online/g) ?? []).length >= count) return;
-    if (Date.now() > deadline)
-      throw new Error(`The replicas of :${primary.port} did not come online:\n${info}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await until(
+    async () =>
+      ((await cli(primary.port, 'INFO', 'replication')).match(/state=online/g) ?? []).length >= count,
+    { what: `${count} replicas of :${primary.port} online` },
+  );
 }
 
 /** Every node sees the cluster as ok and all 16384 slots served. */
 async function clusterSettled(nodes: RedisNode[]): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const infos = await Promise.all(nodes.map((each) => cli(each.port, 'CLUSTER', 'INFO')));
-    if (infos.every((info) => /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info))) return;
-    if (Date.now() > deadline) throw new Error(`The cluster did not settle:\n${infos[0]}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  await until(
+    async () => {
+      const infos = await Promise.all(nodes.map((each) => cli(each.port, 'CLUSTER', 'INFO')));
+      return infos.every((info) => /cluster_state:ok/.test(info) && /cluster_slots_ok:16384/.test(info));
+    },
+    { what: 'the cluster settled, all 16384 slots served' },
+  );
 }
 
 /** The master's port of `slot` in redis-cli's CLUSTER SLOTS output (start, end, master ip, port, id, …). */

@@ -7,6 +7,7 @@ import { testRun } from '../support/harness/cluster.js';
 import { deliverAll, eventIds } from '../support/harness/sender.js';
 import {
   acknowledgedIds,
+  countingReceiver,
   deliverThroughKill,
   fleetDeliveries,
   haSettings,
@@ -51,21 +52,7 @@ async function receiverOn(waitForReplicas: WaitForReplicas | undefined) {
     prefix,
     ...(waitForReplicas ? { waitForReplicas } : {}),
   });
-  const runs = new Map<string, number>();
-  const errors: string[] = [];
-  // A claim whose request failed with the primary keeps its lease: a short one ends the 409s soon after.
-  const receiver = createReceiver({ secrets: secret, store, leaseMs: 3000 });
-  receiver.on('message.delivered', (event) => {
-    runs.set(event.id as string, (runs.get(event.id as string) ?? 0) + 1);
-  });
-  receiver.onError((error) => {
-    errors.push(error.message);
-  });
-  const deliver = (id: string) => {
-    const { body, headers } = createSignedRequest(createEvent('message.delivered', { id }), { secret });
-    return receiver.receive({ method: 'POST', headers, rawBody: body });
-  };
-  return { receiver, runs, errors, deliver };
+  return countingReceiver(store, secret);
 }
 
 it(

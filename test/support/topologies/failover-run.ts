@@ -1,6 +1,8 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createNodeHandler } from '../../../adapters/node.js';
+import { createReceiver, type DedupeStore } from '../../../src/index.js';
+import { createEvent, createSignedRequest } from '../../../src/testing.js';
 import { gate } from '../gate.js';
 import { type Attempt, type Delivery, deliverAll, tally } from '../harness/sender.js';
 
@@ -113,4 +115,25 @@ export function haSettings() {
     /** The documented setting, whose runs must lose nothing. */
     safe: replicas > 0 && synchronous,
   };
+}
+
+/**
+ * A receiver on `store` that counts the runs of each event and what onError heard, and delivers a signed event
+ * by id. A claim whose request failed with the primary keeps its lease: a short one ends the 409s soon after.
+ */
+export function countingReceiver(store: DedupeStore, secret: string) {
+  const runs = new Map<string, number>();
+  const errors: string[] = [];
+  const receiver = createReceiver({ secrets: secret, store, leaseMs: 3000 });
+  receiver.on('message.delivered', (event) => {
+    runs.set(event.id as string, (runs.get(event.id as string) ?? 0) + 1);
+  });
+  receiver.onError((error) => {
+    errors.push(error.message);
+  });
+  const deliver = (id: string) => {
+    const { body, headers } = createSignedRequest(createEvent('message.delivered', { id }), { secret });
+    return receiver.receive({ method: 'POST', headers, rawBody: body });
+  };
+  return { receiver, runs, errors, deliver };
 }

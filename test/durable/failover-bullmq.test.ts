@@ -71,7 +71,12 @@ it(
     });
     const workers: DurableWorker[] = [];
     for (const [index, receiver] of receivers.entries()) {
-      const worker = await createBullmqWorker({ receiver, queue: queues[index] as (typeof queues)[0] });
+      // A job a worker took from the primary that died is locked there: it runs again once its lock ends.
+      const worker = await createBullmqWorker({
+        receiver,
+        queue: queues[index] as (typeof queues)[0],
+        lockDurationMs: 3000,
+      });
       workers.push(worker);
       closing.push(() => worker.close({ timeoutMs: 2000 }));
     }

@@ -84,9 +84,16 @@ describe('DenoKvDedupeStore', () => {
         'export const store = new DenoKvDedupeStore({ kv: await Deno.openKv() });',
       ].join('\n'),
     );
-    const flags = ['--quiet', '--no-lock', '--no-config', '--unstable-kv', '--unstable-sloppy-imports'];
+    // The package's own dependencies (zod) resolve from its node_modules, as they would in an app that installed it.
+    const flags = [
+      '--quiet',
+      '--no-lock',
+      '--node-modules-dir=manual',
+      '--unstable-kv',
+      '--unstable-sloppy-imports',
+    ];
     const check = spawnSync(join(root, 'node_modules/.bin/deno'), ['check', ...flags, file], {
-      cwd: dir,
+      cwd: root,
       encoding: 'utf8',
     });
     expect(check.status, `${check.stdout}${check.stderr}`).toBe(0);

@@ -72,6 +72,10 @@ export function buildSvelteKitApp(): { dir: string; remove(): void } {
     encoding: 'utf8',
     timeout: 120_000,
   });
-  if (built.status !== 0) throw new Error(`vite build failed:\n${built.stdout}\n${built.stderr}`);
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  if (built.status !== 0) {
+    remove();
+    throw new Error(`vite build failed:\n${built.stdout}\n${built.stderr}`);
+  }
+  return { dir, remove };
 }

@@ -16,11 +16,9 @@ import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core
 import type { Request, Response } from 'express';
 import {
   type AdapterReceiver,
-  type CatalogueEvent,
   configError,
-  type DefaultEvents,
-  type EventType,
-  type HandlerContext,
+  type DefaultEventHandler,
+  type DefaultEventType,
   type NodeRequestNames,
   receiveNodeRequest,
 } from '../src/adapter.js';
@@ -40,6 +38,7 @@ const NEST_NAMES: NodeRequestNames<Request> = {
   route: expressRoute,
 };
 
+/** `WebhooksModule.forRoot(options)`. */
 export interface WebhooksModuleOptions {
   /** The receiver that answers every request to `path` (createReceiver from 'messaging-webhooks'). */
   receiver: AdapterReceiver;
@@ -49,33 +48,29 @@ export interface WebhooksModuleOptions {
   global?: boolean;
 }
 
+/** `WebhooksModule.forRootAsync(options)`: `imports` are the modules whose providers `inject` names. */
 export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
   /** Creates the receiver once the providers it needs (`inject`) are there, e.g. a ConfigService. */
   // biome-ignore lint/suspicious/noExplicitAny: Nest's own factory signature: the injected values are untyped
   useFactory: (...args: any[]) => AdapterReceiver | Promise<AdapterReceiver>;
+  /** The providers passed to `useFactory`, in order. */
   inject?: Array<InjectionToken | OptionalFactoryDependency>;
   /** The webhook route, under the app's global prefix. Default: '/webhooks'. Fixed when the module is built. */
   path?: string;
+  /** Make WEBHOOK_RECEIVER injectable in every module, not only in those that import this one. */
   global?: boolean;
 }
 
-type DefaultType = EventType<DefaultEvents>;
-
-/** A method that handles events of type K: `(event, ctx) => …`, as `receiver.on(K, …)` would take it. */
-export type WebhookMethod<K extends DefaultType> = (
-  event: CatalogueEvent<DefaultEvents, K>,
-  // biome-ignore lint/suspicious/noExplicitAny: the transaction type of the receiver's store is the app's
-  ctx: HandlerContext<any>,
-) => unknown;
-
 /** Legacy (`experimentalDecorators`, as Nest apps use) and standard method decorators alike. */
-export interface WebhookMethodDecorator<K extends DefaultType> {
-  <M extends WebhookMethod<K>>(
+export interface WebhookMethodDecorator<K extends DefaultEventType> {
+  /** Under `experimentalDecorators`, as Nest apps compile. */
+  <M extends DefaultEventHandler<K>>(
     target: object,
     key: string | symbol,
     descriptor: TypedPropertyDescriptor<M>,
   ): void;
-  <M extends WebhookMethod<K>>(method: M, context: ClassMethodDecoratorContext): void;
+  /** Under standard decorators. */
+  <M extends DefaultEventHandler<K>>(method: M, context: ClassMethodDecoratorContext): void;
 }
 
 /** Event types by method: read when the module starts, on the instance of every provider. */
@@ -85,7 +80,7 @@ const webhookMethods = new WeakMap<object, string[]>();
  * Registers a provider's method as the receiver's handler of these event types:
  * `@OnWebhook('message.delivered') delivered(event) { … }`. The method runs with its provider as `this`.
  */
-export function OnWebhook<K extends DefaultType>(...types: [K, ...K[]]): WebhookMethodDecorator<K> {
+export function OnWebhook<K extends DefaultEventType>(...types: [K, ...K[]]): WebhookMethodDecorator<K> {
   return (target: unknown, _key: unknown, descriptor?: PropertyDescriptor) => {
     const method: unknown = descriptor === undefined ? target : descriptor.value;
     if (typeof method !== 'function') throw configError('@OnWebhook() decorates a method of a provider.');
@@ -100,6 +95,7 @@ export function OnWebhook<K extends DefaultType>(...types: [K, ...K[]]): Webhook
  */
 // biome-ignore lint/complexity/noStaticOnlyClass: Nest's dynamic modules are classes with static forRoot methods
 export class WebhooksModule {
+  /** The module around a receiver made already. */
   static forRoot(options: WebhooksModuleOptions): DynamicModule {
     const receiver = options?.receiver;
     if (typeof receiver?.receive !== 'function' || typeof receiver.on !== 'function') {
@@ -110,6 +106,7 @@ export class WebhooksModule {
     return webhooksModule({ provide: WEBHOOK_RECEIVER, useValue: receiver }, options);
   }
 
+  /** The module around a receiver made by a factory of other providers (configuration, secrets). */
   static forRootAsync(options: WebhooksModuleAsyncOptions): DynamicModule {
     if (typeof options?.useFactory !== 'function') {
       throw configError(

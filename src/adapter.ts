@@ -83,11 +83,17 @@ export type { SignedPiece } from './base/bytes.js';
 export type { DeliveryContext, Mode } from './contract/context.js';
 export type { ErrorCode } from './contract/errors.js';
 export type { ProviderBase } from './crypto/provider.js';
-export type { CatalogueEvent, DefaultEvents, EventEnvelope, EventType } from './events/catalogue.js';
+export type { CatalogueEvent, EventEnvelope } from './events/catalogue.js';
 export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
 export type { LineLogger, StructuredLogger } from './observability/logger.js';
 export type { MetricsSeries } from './observability/metrics.js';
-export type { AnyEventHandler, ErrorHandler, HandlerContext, RejectionHandler } from './receiver/handlers.js';
+export type {
+  AnyEventHandler,
+  DefaultEventHandler,
+  DefaultEventType,
+  ErrorHandler,
+  RejectionHandler,
+} from './receiver/handlers.js';
 export type { BodyShapeProblem } from './signature/json-members.js';
 export type { VerifyOptions } from './signature/one-shot.js';
 export type { BodySignatureOptions } from './signature/presets.js';

@@ -1,6 +1,11 @@
 import 'reflect-metadata';
 import type { Server } from 'node:http';
-import { type DynamicModule, type INestApplication, Module, type NestApplicationOptions } from '@nestjs/common';
+import {
+  type DynamicModule,
+  type INestApplication,
+  Module,
+  type NestApplicationOptions,
+} from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { listen } from '../../support/http.js';
 
@@ -15,10 +20,12 @@ export async function startNestApp(
   webhooks: DynamicModule,
   options: NestApplicationOptions = {},
   providers: NonNullable<Parameters<typeof Module>[0]>['providers'] = [],
+  configure: (app: INestApplication) => void = () => {},
 ): Promise<NestServer> {
   @Module({ imports: [webhooks], providers })
   class AppModule {}
   const app = await NestFactory.create(AppModule, { logger: false, forceCloseConnections: true, ...options });
+  configure(app);
   await app.init();
   const origin = await listen(app.getHttpServer() as Server);
   return { app, origin };

@@ -61,6 +61,9 @@ export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'import
   global?: boolean;
 }
 
+/** The event an `@OnWebhook(K)` method gets: `delivered(event: WebhookEvent<'message.delivered'>)`. */
+export type WebhookEvent<K extends DefaultEventType> = Parameters<DefaultEventHandler<K>>[0];
+
 /** Legacy (`experimentalDecorators`, as Nest apps use) and standard method decorators alike. */
 export interface WebhookMethodDecorator<K extends DefaultEventType> {
   /** Under `experimentalDecorators`, as Nest apps compile. */

@@ -1,13 +1,12 @@
 import { Injectable, Module } from '@nestjs/common';
 import { afterEach, describe, expect, it } from 'vitest';
-import { OnWebhook, WEBHOOK_RECEIVER, WebhooksModule } from '../../../adapters/nestjs.js';
-import type { DefaultEventHandler } from '../../../src/adapter.js';
+import { OnWebhook, WEBHOOK_RECEIVER, type WebhookEvent, WebhooksModule } from '../../../adapters/nestjs.js';
 import { createReceiver, type WebhookHandlerError } from '../../../src/index.js';
 import { createEvent, createSignedRequest } from '../../../src/testing.js';
 import { SECRET } from '../conformance-receiver.js';
 import { type NestServer, startNestApp } from './nest-app.js';
 
-type Delivered = Parameters<DefaultEventHandler<'message.delivered'>>[0];
+type Delivered = WebhookEvent<'message.delivered'>;
 
 @Injectable()
 class DeliveryLog {
@@ -114,7 +113,7 @@ describe('WebhooksModule on NestJS 11 (Express platform)', () => {
 export class MistypedHandlers {
   // @ts-expect-error a message.failed event is not a message.delivered one
   @OnWebhook('message.delivered')
-  onFailed(event: Parameters<DefaultEventHandler<'message.failed'>>[0]): string {
+  onFailed(event: WebhookEvent<'message.failed'>): string {
     return event.type;
   }
 

@@ -109,8 +109,8 @@ describe('WebhooksModule on NestJS 11 (Express platform)', () => {
   });
 });
 
-/** The decorator checks the method against its event type (compiled by tsc, never run). */
-export class MistypedHandlers {
+/** The decorator checks the method against its event type: tsc fails if an expected error does not occur. */
+class MistypedHandlers {
   // @ts-expect-error a message.failed event is not a message.delivered one
   @OnWebhook('message.delivered')
   onFailed(event: WebhookEvent<'message.failed'>): string {
@@ -121,3 +121,7 @@ export class MistypedHandlers {
   @OnWebhook('message.deliverd')
   onTypo(): void {}
 }
+
+it('types @OnWebhook methods by their event type (checked by tsc)', () => {
+  expect(Object.getOwnPropertyNames(MistypedHandlers.prototype)).toContain('onFailed');
+});

@@ -19,7 +19,11 @@ import {
   configError,
   type DefaultEventHandler,
   type DefaultEventType,
+  type NodeBodySource,
+  type NodeRequestLike,
   type NodeRequestNames,
+  type NodeResponseLike,
+  nodeBodyReader,
   receiveNodeRequest,
 } from '../src/adapter.js';
 import { expressBodySource } from './express-body.js';
@@ -32,6 +36,11 @@ const NEST_FIX =
   "NestJS's JSON body parser read the body before the webhook route and kept no bytes to verify. " +
   'Create the app with NestFactory.create(AppModule, { rawBody: true }) (the parser then keeps req.rawBody), ' +
   'or with { bodyParser: false } and register your own parsers after the webhook route.';
+
+const NEST_FASTIFY_FIX =
+  "NestJS's Fastify platform parsed the JSON body and kept no bytes to verify. " +
+  'Create the app with NestFactory.create(AppModule, new FastifyAdapter(), { rawBody: true }) ' +
+  '(the parser then keeps req.rawBody).';
 
 const NEST_NAMES: NodeRequestNames<Request> = {
   url: (req) => req.originalUrl,
@@ -188,8 +197,15 @@ function webhookController(path: string): Type {
   class WebhookController {
     constructor(private readonly receiver: AdapterReceiver) {}
 
-    handle(req: Request, res: Response): Promise<void> {
-      return receiveNodeRequest(this.receiver, req, res, expressBodySource(req, NEST_FIX), NEST_NAMES);
+    handle(req: Request | FastifyRequestLike, res: Response | FastifyReplyLike): Promise<void> {
+      if ('raw' in req) return receiveFastifyRequest(this.receiver, req, res as FastifyReplyLike);
+      return receiveNodeRequest(
+        this.receiver,
+        req,
+        res as Response,
+        expressBodySource(req, NEST_FIX),
+        NEST_NAMES,
+      );
     }
   }
   const prototype = WebhookController.prototype;
@@ -200,4 +216,42 @@ function webhookController(path: string): Type {
   Req()(prototype, 'handle', 0);
   Res()(prototype, 'handle', 1);
   return WebhookController;
+}
+
+/** What Nest's Fastify platform hands a route (`@Req()`, `@Res()`): Fastify's request and reply over Node's. */
+interface FastifyRequestLike {
+  raw: NodeRequestLike;
+  url: string;
+  body?: unknown;
+  rawBody?: unknown;
+  routeOptions?: { url?: string };
+}
+
+interface FastifyReplyLike {
+  raw: NodeResponseLike;
+  hijack(): unknown;
+}
+
+/**
+ * Fastify parses JSON before any route, and Nest's `rawBody: true` keeps the bytes beside it. The answer is
+ * written to Node's response: hijack() tells Fastify the route sends it.
+ */
+function receiveFastifyRequest(
+  receiver: AdapterReceiver,
+  req: FastifyRequestLike,
+  reply: FastifyReplyLike,
+): Promise<void> {
+  reply.hijack();
+  const names: NodeRequestNames<NodeRequestLike> = { url: () => req.url, route: () => req.routeOptions?.url };
+  return receiveNodeRequest(receiver, req.raw, reply.raw, fastifyBodySource(req), names);
+}
+
+function fastifyBodySource(req: FastifyRequestLike): NodeBodySource {
+  const rawBody: unknown = req.rawBody;
+  if (rawBody instanceof Uint8Array) return { rawBody };
+  const body: unknown = req.body;
+  // No parser ran (a request with no body): the stream is there to read.
+  if (body === undefined || body === null)
+    return { readBody: nodeBodyReader(req.raw), rawBodyHint: NEST_FASTIFY_FIX };
+  return { rawBody: body, rawBodyHint: NEST_FASTIFY_FIX };
 }

@@ -21,10 +21,16 @@ export async function startNestApp(
   options: NestApplicationOptions = {},
   providers: NonNullable<Parameters<typeof Module>[0]>['providers'] = [],
   configure: (app: INestApplication) => void = () => {},
+  imports: NonNullable<Parameters<typeof Module>[0]>['imports'] = [],
 ): Promise<NestServer> {
-  @Module({ imports: [webhooks], providers })
+  @Module({ imports: [webhooks, ...imports], providers })
   class AppModule {}
-  const app = await NestFactory.create(AppModule, { logger: false, forceCloseConnections: true, ...options });
+  const app = await NestFactory.create(AppModule, {
+    logger: false,
+    abortOnError: false,
+    forceCloseConnections: true,
+    ...options,
+  });
   configure(app);
   await app.init();
   const origin = await listen(app.getHttpServer() as Server);

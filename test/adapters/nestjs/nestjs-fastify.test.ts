@@ -26,6 +26,7 @@ async function startFastifyApp(receiver: ReturnType<typeof createReceiver>, rawB
   class AppModule {}
   const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), {
     logger: false,
+    abortOnError: false,
     rawBody,
   });
   await app.init();

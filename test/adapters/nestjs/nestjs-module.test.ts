@@ -93,6 +93,20 @@ describe('WebhooksModule on NestJS 11 (Express platform)', () => {
     expect(running.app.get(DeliveryLog).delivered).toEqual([]);
   });
 
+  it('makes the receiver injectable in modules that do not import it with global: true', async () => {
+    const receiver = createReceiver({ secrets: SECRET });
+    @Module({ providers: [receiverUser] })
+    class ElsewhereModule {}
+    running = await startNestApp(
+      WebhooksModule.forRoot({ receiver, global: true }),
+      { rawBody: true },
+      [],
+      (app) => app,
+      [ElsewhereModule],
+    );
+    expect(running.app.get(ReceiverUser, { strict: false }).receiver).toBe(receiver);
+  });
+
   it('closes the receiver when the app closes', async () => {
     const receiver = createReceiver({ secrets: SECRET });
     running = await startNestApp(WebhooksModule.forRoot({ receiver }), { rawBody: true });

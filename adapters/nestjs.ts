@@ -35,7 +35,7 @@ export const WEBHOOK_RECEIVER: unique symbol = Symbol('WEBHOOK_RECEIVER');
 const NEST_FIX =
   "NestJS's JSON body parser read the body before the webhook route and kept no bytes to verify. " +
   'Create the app with NestFactory.create(AppModule, { rawBody: true }) (the parser then keeps req.rawBody), ' +
-  'or with { bodyParser: false } and register your own parsers after the webhook route.';
+  'or with { bodyParser: false } (the webhook route then reads the stream itself).';
 
 const NEST_FASTIFY_FIX =
   "NestJS's Fastify platform parsed the JSON body and kept no bytes to verify. " +

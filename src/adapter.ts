@@ -87,7 +87,13 @@ export type { CatalogueEvent, EventEnvelope } from './events/catalogue.js';
 export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
 export type { LineLogger, StructuredLogger } from './observability/logger.js';
 export type { MetricsSeries } from './observability/metrics.js';
-export type { AnyEventHandler, ErrorHandler, RejectionHandler } from './receiver/handlers.js';
+export type {
+  AnyEventHandler,
+  DefaultEventHandler,
+  DefaultEventType,
+  ErrorHandler,
+  RejectionHandler,
+} from './receiver/handlers.js';
 export type { BodyShapeProblem } from './signature/json-members.js';
 export type { VerifyOptions } from './signature/one-shot.js';
 export type { BodySignatureOptions } from './signature/presets.js';

@@ -2,7 +2,14 @@ import { callUser, isThenable } from '../base/awaitable.js';
 import { withTimeout } from '../base/deadline.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { WebhookHandlerError } from '../contract/errors.js';
-import type { Catalogue, CatalogueEvent, EventType, KnownEvent, UnknownEvent } from '../events/catalogue.js';
+import type {
+  Catalogue,
+  CatalogueEvent,
+  DefaultEvents,
+  EventType,
+  KnownEvent,
+  UnknownEvent,
+} from '../events/catalogue.js';
 import type { WebhookRejection } from '../observability/diagnostics.js';
 
 export type { ErrorContext, HandlerContext, WebhookRejection };
@@ -13,6 +20,14 @@ export type EventHandler<E, Tx = undefined> = (event: E, ctx: HandlerContext<Tx>
 export type AnyEventHandler<C extends Catalogue, Tx = undefined> = EventHandler<
   KnownEvent<C> | UnknownEvent,
   Tx
+>;
+/** An event type of the built-in catalogue, for an adapter that registers handlers by type (a decorator). */
+export type DefaultEventType = EventType<DefaultEvents>;
+/** A handler of the built-in catalogue's events of type K, on a receiver of any store. */
+export type DefaultEventHandler<K extends DefaultEventType> = EventHandler<
+  CatalogueEvent<DefaultEvents, K>,
+  // biome-ignore lint/suspicious/noExplicitAny: the store's transaction type is the app's
+  any
 >;
 export type ErrorHandler = (error: WebhookHandlerError, ctx: ErrorContext) => unknown;
 

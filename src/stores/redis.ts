@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { kindOf, WebhookConfigError } from '../base/errors.js';
+import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
 

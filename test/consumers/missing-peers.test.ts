@@ -8,7 +8,8 @@ import { tsc } from '../support/tsc.js';
 /**
  * An app that installed the package and none of its optional peers (fastify, express, next, redis, pg,
  * prom-client, @opentelemetry/api). The peers are the app's own objects passed in (its server, its client), so every entry
- * point loads without them; only the types need the peer, and then the compiler names it in one line.
+ * point loads without them; only the types need the peer, and then the compiler names it in one line. The NestJS
+ * module is the exception: Nest's decorators build it, so it loads only in an app that has Nest.
  */
 const entries = [
   '',
@@ -30,6 +31,7 @@ const entries = [
 const typedPeers: Record<string, string> = {
   '/express': 'express',
   '/fastify': 'fastify',
+  '/nestjs': '@nestjs/common',
   '/postgres': 'pg',
   '/prometheus': 'prom-client',
   '/opentelemetry': '@opentelemetry/api',

@@ -1,8 +1,6 @@
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { createReceiver } from '../../src/index.js';
 import { RedisDedupeStore, type WaitForReplicas } from '../../src/stores/redis.js';
-import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { testRun } from '../support/harness/cluster.js';
 import { deliverAll, eventIds } from '../support/harness/sender.js';
 import {

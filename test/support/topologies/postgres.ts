@@ -72,7 +72,7 @@ export async function startPostgresPair(
   try {
     await asPostgres('initdb', ['-D', primary, '-A', 'trust', '-U', 'postgres', '--no-sync']);
     await appendFile(
-      primary + '/postgresql.conf',
+      `${primary}/postgresql.conf`,
       [
         `port = ${primaryPort}`,
         "listen_addresses = '127.0.0.1'",
@@ -100,7 +100,7 @@ export async function startPostgresPair(
       'stream',
     ]);
     await appendFile(
-      standby + '/postgresql.conf',
+      `${standby}/postgresql.conf`,
       [`port = ${standbyPort}`, options.inheritSynchronous ? '' : "synchronous_standby_names = ''", ''].join(
         '\n',
       ),

@@ -1,0 +1,257 @@
+import {
+  All,
+  Controller,
+  type DynamicModule,
+  Inject,
+  type InjectionToken,
+  Module,
+  type ModuleMetadata,
+  type OptionalFactoryDependency,
+  type Provider,
+  Req,
+  Res,
+  type Type,
+} from '@nestjs/common';
+import { DiscoveryModule, DiscoveryService, MetadataScanner } from '@nestjs/core';
+import type { Request, Response } from 'express';
+import {
+  type AdapterReceiver,
+  configError,
+  type DefaultEventHandler,
+  type DefaultEventType,
+  type NodeBodySource,
+  type NodeRequestLike,
+  type NodeRequestNames,
+  type NodeResponseLike,
+  nodeBodyReader,
+  receiveNodeRequest,
+} from '../src/adapter.js';
+import { expressBodySource } from './express-body.js';
+import { expressRoute } from './express-route.js';
+
+/** The injection token of the module's receiver: `@Inject(WEBHOOK_RECEIVER) receiver: Receiver`. */
+export const WEBHOOK_RECEIVER: unique symbol = Symbol('WEBHOOK_RECEIVER');
+
+const NEST_FIX =
+  "NestJS's JSON body parser read the body before the webhook route and kept no bytes to verify. " +
+  'Create the app with NestFactory.create(AppModule, { rawBody: true }) (the parser then keeps req.rawBody), ' +
+  'or with { bodyParser: false } (the webhook route then reads the stream itself).';
+
+const NEST_FASTIFY_FIX =
+  "NestJS's Fastify platform parsed the JSON body and kept no bytes to verify. " +
+  'Create the app with NestFactory.create(AppModule, new FastifyAdapter(), { rawBody: true }) ' +
+  '(the parser then keeps req.rawBody).';
+
+const NEST_NAMES: NodeRequestNames<Request> = {
+  url: (req) => req.originalUrl,
+  route: expressRoute,
+};
+
+/** `WebhooksModule.forRoot(options)`. */
+export interface WebhooksModuleOptions {
+  /** The receiver that answers every request to `path` (createReceiver from 'messaging-webhooks'). */
+  receiver: AdapterReceiver;
+  /** The webhook route, under the app's global prefix. Default: '/webhooks'. */
+  path?: string;
+  /** Make WEBHOOK_RECEIVER injectable in every module, not only in those that import this one. */
+  global?: boolean;
+}
+
+/** `WebhooksModule.forRootAsync(options)`: `imports` are the modules whose providers `inject` names. */
+export interface WebhooksModuleAsyncOptions extends Pick<ModuleMetadata, 'imports'> {
+  /** Creates the receiver once the providers it needs (`inject`) are there, e.g. a ConfigService. */
+  // biome-ignore lint/suspicious/noExplicitAny: Nest's own factory signature: the injected values are untyped
+  useFactory: (...args: any[]) => AdapterReceiver | Promise<AdapterReceiver>;
+  /** The providers passed to `useFactory`, in order. */
+  inject?: Array<InjectionToken | OptionalFactoryDependency>;
+  /** The webhook route, under the app's global prefix. Default: '/webhooks'. Fixed when the module is built. */
+  path?: string;
+  /** Make WEBHOOK_RECEIVER injectable in every module, not only in those that import this one. */
+  global?: boolean;
+}
+
+/** The event an `@OnWebhook(K)` method gets: `delivered(event: WebhookEvent<'message.delivered'>)`. */
+export type WebhookEvent<K extends DefaultEventType> = Parameters<DefaultEventHandler<K>>[0];
+
+/** Legacy (`experimentalDecorators`, as Nest apps use) and standard method decorators alike. */
+export interface WebhookMethodDecorator<K extends DefaultEventType> {
+  /** Under `experimentalDecorators`, as Nest apps compile. */
+  <M extends DefaultEventHandler<K>>(
+    target: object,
+    key: string | symbol,
+    descriptor: TypedPropertyDescriptor<M>,
+  ): void;
+  /** Under standard decorators. */
+  <M extends DefaultEventHandler<K>>(method: M, context: ClassMethodDecoratorContext): void;
+}
+
+/** Event types by method: read when the module starts, on the instance of every provider. */
+const webhookMethods = new WeakMap<object, string[]>();
+
+/**
+ * Registers a provider's method as the receiver's handler of these event types:
+ * `@OnWebhook('message.delivered') delivered(event) { … }`. The method runs with its provider as `this`.
+ */
+export function OnWebhook<K extends DefaultEventType>(...types: [K, ...K[]]): WebhookMethodDecorator<K> {
+  return (target: unknown, _key: unknown, descriptor?: PropertyDescriptor) => {
+    const method: unknown = descriptor === undefined ? target : descriptor.value;
+    if (typeof method !== 'function') throw configError('@OnWebhook() decorates a method of a provider.');
+    webhookMethods.set(method, [...(webhookMethods.get(method) ?? []), ...types]);
+  };
+}
+
+/**
+ * `WebhooksModule.forRoot({ receiver })` or `forRootAsync({ useFactory, inject })`: a route at `path` that
+ * hands the raw bytes to the receiver, WEBHOOK_RECEIVER to inject, and every `@OnWebhook` method of the app's
+ * providers registered on the receiver when the app starts. The receiver is closed when the app closes.
+ */
+// biome-ignore lint/complexity/noStaticOnlyClass: Nest's dynamic modules are classes with static forRoot methods
+export class WebhooksModule {
+  /** The module around a receiver made already. */
+  static forRoot(options: WebhooksModuleOptions): DynamicModule {
+    const receiver = options?.receiver;
+    if (typeof receiver?.receive !== 'function' || typeof receiver.on !== 'function') {
+      throw configError(
+        "WebhooksModule.forRoot needs a receiver: WebhooksModule.forRoot({ receiver: createReceiver({ secrets }), path: '/webhooks' }).",
+      );
+    }
+    return webhooksModule({ provide: WEBHOOK_RECEIVER, useValue: receiver }, options);
+  }
+
+  /** The module around a receiver made by a factory of other providers (configuration, secrets). */
+  static forRootAsync(options: WebhooksModuleAsyncOptions): DynamicModule {
+    if (typeof options?.useFactory !== 'function') {
+      throw configError(
+        'WebhooksModule.forRootAsync needs useFactory: forRootAsync({ useFactory: (config) => createReceiver({ secrets: config.get(…) }), inject: [ConfigService] }).',
+      );
+    }
+    const provider: Provider = {
+      provide: WEBHOOK_RECEIVER,
+      useFactory: options.useFactory,
+      inject: options.inject ?? [],
+    };
+    return webhooksModule(provider, options, options.imports ?? []);
+  }
+}
+// A dynamic module's class carries Nest's module metadata; applied as a call, as Nest's own code is compiled.
+Module({})(WebhooksModule);
+
+function webhooksModule(
+  receiver: Provider,
+  options: { path?: string; global?: boolean },
+  imports: NonNullable<ModuleMetadata['imports']> = [],
+): DynamicModule {
+  return {
+    module: WebhooksModule,
+    global: options.global === true,
+    imports: [DiscoveryModule, ...imports],
+    controllers: [webhookController(options.path ?? '/webhooks')],
+    providers: [
+      receiver,
+      {
+        provide: WebhookHandlers,
+        useFactory: (discovery: DiscoveryService, scanner: MetadataScanner, found: AdapterReceiver) =>
+          new WebhookHandlers(discovery, scanner, found),
+        inject: [DiscoveryService, MetadataScanner, WEBHOOK_RECEIVER],
+      },
+    ],
+    exports: [WEBHOOK_RECEIVER],
+  };
+}
+
+/** Registers the `@OnWebhook` methods at module init; closes the receiver once the server stopped. */
+class WebhookHandlers {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly scanner: MetadataScanner,
+    private readonly receiver: AdapterReceiver,
+  ) {}
+
+  onModuleInit(): void {
+    const seen = new Set<object>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const instance: unknown = wrapper.instance;
+      // A request-scoped provider has no instance to call outside a request.
+      if (typeof instance !== 'object' || instance === null || !wrapper.isDependencyTreeStatic()) continue;
+      if (seen.has(instance)) continue;
+      seen.add(instance);
+      const prototype: unknown = Object.getPrototypeOf(instance);
+      if (typeof prototype !== 'object' || prototype === null) continue;
+      for (const name of this.scanner.getAllMethodNames(prototype)) {
+        const method: unknown = (prototype as Record<string, unknown>)[name];
+        if (typeof method !== 'function') continue;
+        for (const type of webhookMethods.get(method) ?? []) {
+          this.receiver.on(type, (event: unknown, ctx: unknown) => method.call(instance, event, ctx));
+        }
+      }
+    }
+  }
+
+  async onApplicationShutdown(): Promise<void> {
+    await this.receiver.close();
+  }
+}
+
+/** A controller class per module: Nest reads a route's path from its class. */
+function webhookController(path: string): Type {
+  class WebhookController {
+    constructor(private readonly receiver: AdapterReceiver) {}
+
+    handle(req: Request | FastifyRequestLike, res: Response | FastifyReplyLike): Promise<void> {
+      if ('raw' in req) return receiveFastifyRequest(this.receiver, req, res as FastifyReplyLike);
+      return receiveNodeRequest(
+        this.receiver,
+        req,
+        res as Response,
+        expressBodySource(req, NEST_FIX),
+        NEST_NAMES,
+      );
+    }
+  }
+  const prototype = WebhookController.prototype;
+  // Every method reaches the receiver, which answers 405 itself; @Res() leaves the answer to it.
+  Controller(path)(WebhookController);
+  Inject(WEBHOOK_RECEIVER)(WebhookController, undefined, 0);
+  All()(prototype, 'handle', Object.getOwnPropertyDescriptor(prototype, 'handle') as PropertyDescriptor);
+  Req()(prototype, 'handle', 0);
+  Res()(prototype, 'handle', 1);
+  return WebhookController;
+}
+
+/** What Nest's Fastify platform hands a route (`@Req()`, `@Res()`): Fastify's request and reply over Node's. */
+interface FastifyRequestLike {
+  raw: NodeRequestLike;
+  url: string;
+  body?: unknown;
+  rawBody?: unknown;
+  routeOptions?: { url?: string };
+}
+
+interface FastifyReplyLike {
+  raw: NodeResponseLike;
+  hijack(): unknown;
+}
+
+/**
+ * Fastify parses JSON before any route, and Nest's `rawBody: true` keeps the bytes beside it. The answer is
+ * written to Node's response: hijack() tells Fastify the route sends it.
+ */
+function receiveFastifyRequest(
+  receiver: AdapterReceiver,
+  req: FastifyRequestLike,
+  reply: FastifyReplyLike,
+): Promise<void> {
+  reply.hijack();
+  const names: NodeRequestNames<NodeRequestLike> = { url: () => req.url, route: () => req.routeOptions?.url };
+  return receiveNodeRequest(receiver, req.raw, reply.raw, fastifyBodySource(req), names);
+}
+
+function fastifyBodySource(req: FastifyRequestLike): NodeBodySource {
+  const rawBody: unknown = req.rawBody;
+  if (rawBody instanceof Uint8Array) return { rawBody };
+  const body: unknown = req.body;
+  // No parser ran (a request with no body): the stream is there to read.
+  if (body === undefined || body === null)
+    return { readBody: nodeBodyReader(req.raw), rawBodyHint: NEST_FASTIFY_FIX };
+  return { rawBody: body, rawBodyHint: NEST_FASTIFY_FIX };
+}

@@ -1,4 +1,5 @@
 import { concatBytes } from '../base/bytes.js';
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import type { Outcome } from './outcome.js';
 import {
   BODY_LENGTH_MISMATCH,
@@ -180,12 +181,11 @@ function streamedBody(
   deadlineMs: number,
   declared: number | undefined,
 ): Promise<NodeBody | undefined> {
-  return new Promise((resolve, reject) => {
+  let stopReading = () => {};
+  const reading = new Promise<NodeBody>((resolve, reject) => {
     const chunks: Uint8Array[] = [];
     let size = 0;
-    const timer = setTimeout(() => finish(BODY_TIMEOUT), deadlineMs);
     const cleanup = () => {
-      clearTimeout(timer);
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
@@ -215,10 +215,17 @@ function streamedBody(
       cleanup();
       reject(new Error('The client closed the connection before the body was complete.'));
     };
+    stopReading = cleanup;
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
     req.on('close', onClose);
+  });
+  // Past the deadline the rest is not read: the answer (408) closes the connection.
+  return withTimeout(reading, deadlineMs).then((body) => {
+    if (body !== TIMED_OUT) return body;
+    stopReading();
+    return BODY_TIMEOUT;
   });
 }
 

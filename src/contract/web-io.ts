@@ -1,4 +1,5 @@
 import { concatBytes } from '../base/bytes.js';
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import type { Outcome } from './outcome.js';
 import { BODY_TIMEOUT, BODY_TOO_LARGE } from './request.js';
 
@@ -33,27 +34,24 @@ export async function readWebBody(
   if (request.bodyUsed) return undefined;
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const expired = new Promise<typeof BODY_TIMEOUT>((resolve) => {
-    timer = setTimeout(() => resolve(BODY_TIMEOUT), deadlineMs);
-  });
-  try {
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    for (;;) {
-      const next = await Promise.race([reader.read(), expired]);
-      if (next === BODY_TIMEOUT) return stop(reader, BODY_TIMEOUT);
-      if (next.done) break;
-      const chunk = next.value;
-      if (chunk === undefined) continue;
-      size += chunk.byteLength;
-      if (size > maxBytes) return stop(reader, BODY_TOO_LARGE);
-      chunks.push(chunk);
-    }
-    return chunks.length === 1 ? (chunks[0] as Uint8Array) : concatBytes(chunks, size);
-  } finally {
-    clearTimeout(timer);
+  const read = await withTimeout(readAll(reader, maxBytes), deadlineMs);
+  return read === TIMED_OUT ? stop(reader, BODY_TIMEOUT) : read;
+}
+
+/** Every chunk of the stream, or BODY_TOO_LARGE once they pass `maxBytes` (the rest is cancelled). */
+async function readAll(reader: WebBodyReader, maxBytes: number): Promise<Uint8Array | typeof BODY_TOO_LARGE> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const next = await reader.read();
+    if (next.done) break;
+    const chunk = next.value;
+    if (chunk === undefined) continue;
+    size += chunk.byteLength;
+    if (size > maxBytes) return stop(reader, BODY_TOO_LARGE);
+    chunks.push(chunk);
   }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : concatBytes(chunks, size);
 }
 
 function stop<T>(reader: WebBodyReader, answer: T): T {

@@ -71,11 +71,12 @@ it(
     });
     const workers: DurableWorker[] = [];
     for (const [index, receiver] of receivers.entries()) {
-      // A job a worker took from the primary that died is locked there: it runs again once its lock ends.
+      // A job a worker took from the primary that died is locked there: it runs again once its lock ends. Long
+      // enough that a busy machine's pause does not stall a running job (one stall more dead-letters it).
       const worker = await createBullmqWorker({
         receiver,
         queue: queues[index] as (typeof queues)[0],
-        lockDurationMs: 3000,
+        lockDurationMs: 10_000,
       });
       workers.push(worker);
       closing.push(() => worker.close({ timeoutMs: 2000 }));
@@ -100,7 +101,7 @@ it(
     expect(acknowledgedIds(result.attempts)).toEqual(new Set(ids));
     const lost = () => ids.filter((id) => !runs.has(id));
     await until(() => lost().length === 0, {
-      timeoutMs: 30_000,
+      timeoutMs: 45_000,
       what: 'every acknowledged job to run',
     }).catch(() => {});
     const doubles = ids.filter((id) => (runs.get(id) ?? 0) > 1).length;

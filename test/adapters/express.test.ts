@@ -1,58 +1,13 @@
-import { createServer } from 'node:http';
 import express from 'express';
 import request from 'supertest';
 import { describe, expect, it } from 'vitest';
 import { webhookHandler } from '../../adapters/express.js';
-import { createReceiver, type SignatureProfile, type WebhookHandlerError } from '../../src/index.js';
+import { createReceiver, type WebhookHandlerError } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
-import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, MAX_BODY_BYTES, SECRET } from './conformance-receiver.js';
+import { SECRET } from './conformance-receiver.js';
+import { keepRawBody, runExpressConformance } from './express-conformance.js';
 
-type App = ReturnType<typeof express>;
-
-/** Starts an app built around the conformance receiver on a loopback port. */
-function conformanceApp(mount: (app: App, handler: ReturnType<typeof webhookHandler>) => void) {
-  return async (profile: SignatureProfile) => {
-    const { receiver, handled } = createConformanceReceiver(profile);
-    const app = express();
-    mount(app, webhookHandler(receiver));
-    const server = createServer(app);
-    const url = `${await listen(server)}/webhooks`;
-    return { url, handled: async () => handled, close: () => closeServer(server) };
-  };
-}
-
-// app.all so that the 405 row reaches the adapter (with app.post, Express itself answers other methods 404).
-runConformanceSuite(
-  'express 5, body read from the stream',
-  conformanceApp((app, handler) => {
-    app.all('/webhooks', handler);
-    app.use(express.json());
-  }),
-);
-
-// The parser answers oversized bodies itself (its own 413), and only POST reaches the route.
-runConformanceSuite(
-  'express 5 behind express.raw()',
-  conformanceApp((app, handler) => {
-    app.post('/webhooks', express.raw({ type: 'application/json', limit: MAX_BODY_BYTES }), handler);
-  }),
-  { skip: ['method_not_allowed', 'payload_too_large_declared', 'payload_too_large_chunked'] },
-);
-
-// express.json() answers bodies it cannot parse or that pass its 100 kB limit before the route runs.
-runConformanceSuite(
-  'express 5 behind express.json({ verify }) keeping rawBody',
-  conformanceApp((app, handler) => {
-    app.use(express.json({ verify: keepRawBody }));
-    app.post('/webhooks', handler);
-  }),
-  { skip: ['method_not_allowed', 'invalid_json', 'payload_too_large_declared', 'payload_too_large_chunked'] },
-);
-
-function keepRawBody(req: unknown, _res: unknown, buf: Buffer): void {
-  (req as { rawBody?: Buffer }).rawBody = buf;
-}
+runExpressConformance('5', express);
 
 /** A receiver that records what onError and handlers saw. */
 function recordingReceiver() {

@@ -1,0 +1,70 @@
+import { createServer, type RequestListener } from 'node:http';
+import { webhookHandler } from '../../adapters/express.js';
+import type { SignatureProfile } from '../../src/index.js';
+import { closeServer, listen, runConformanceSuite } from './conformance.js';
+import { createConformanceReceiver, MAX_BODY_BYTES } from './conformance-receiver.js';
+
+type Handler = ReturnType<typeof webhookHandler>;
+type Middleware = (...args: never[]) => unknown;
+
+/** What the suite uses of an Express major: the same in 4 and 5. */
+export interface ExpressMajor {
+  (): RequestListener & {
+    all(path: string, ...handlers: unknown[]): unknown;
+    post(path: string, ...handlers: unknown[]): unknown;
+    use(...handlers: unknown[]): unknown;
+  };
+  json(options?: { verify?: (req: never, res: never, buf: Buffer) => void }): Middleware;
+  raw(options: { type: string; limit: number }): Middleware;
+}
+
+/**
+ * The adapter conformance suite on one Express major, mounted the three ways an app does: the body read from the
+ * stream, behind express.raw(), and behind express.json({ verify }) keeping rawBody.
+ */
+export function runExpressConformance(major: string, express: ExpressMajor): void {
+  const conformanceApp = (mount: (app: ReturnType<ExpressMajor>, handler: Handler) => void) => {
+    return async (profile: SignatureProfile) => {
+      const { receiver, handled } = createConformanceReceiver(profile);
+      const app = express();
+      mount(app, webhookHandler(receiver));
+      const server = createServer(app);
+      const url = `${await listen(server)}/webhooks`;
+      return { url, handled: async () => handled, close: () => closeServer(server) };
+    };
+  };
+
+  // app.all so that the 405 row reaches the adapter (with app.post, Express itself answers other methods 404).
+  runConformanceSuite(
+    `express ${major}, body read from the stream`,
+    conformanceApp((app, handler) => {
+      app.all('/webhooks', handler);
+      app.use(express.json());
+    }),
+  );
+
+  // The parser answers oversized bodies itself (its own 413), and only POST reaches the route.
+  runConformanceSuite(
+    `express ${major} behind express.raw()`,
+    conformanceApp((app, handler) => {
+      app.post('/webhooks', express.raw({ type: 'application/json', limit: MAX_BODY_BYTES }), handler);
+    }),
+    { skip: ['method_not_allowed', 'payload_too_large_declared', 'payload_too_large_chunked'] },
+  );
+
+  // express.json() answers bodies it cannot parse or that pass its 100 kB limit before the route runs.
+  runConformanceSuite(
+    `express ${major} behind express.json({ verify }) keeping rawBody`,
+    conformanceApp((app, handler) => {
+      app.use(express.json({ verify: keepRawBody }));
+      app.post('/webhooks', handler);
+    }),
+    {
+      skip: ['method_not_allowed', 'invalid_json', 'payload_too_large_declared', 'payload_too_large_chunked'],
+    },
+  );
+}
+
+export function keepRawBody(req: unknown, _res: unknown, buf: Buffer): void {
+  (req as { rawBody?: Buffer }).rawBody = buf;
+}

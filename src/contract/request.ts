@@ -51,6 +51,11 @@ export interface ReceiveRequest {
   url?: string;
   /** The route template the framework matched (`/webhooks`), when it has one: for tracing only. */
   route?: string;
+  /**
+   * The route's parameters as the framework matched them (`/webhooks/:account` → `{ account: 'acme' }`), for the
+   * receiver's `tenant` option. Adapters pass them as they are; `{}` or absent when the route has none.
+   */
+  params?: Readonly<Record<string, string | undefined>>;
   /** The body exactly as received. Anything else (a parsed object) is answered 500 body_already_parsed. */
   rawBody?: Uint8Array | string | unknown;
   /** For streams: the core calls it when it needs the body (see BodyReader). */

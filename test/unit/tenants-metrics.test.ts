@@ -78,7 +78,7 @@ describe('Prometheus tenant label', () => {
     ]);
     const histogram = await registry.getSingleMetric('messaging_webhooks_request_duration_seconds')?.get();
     const other = (
-      histogram?.values as { metricName?: string; labels: { tenant?: string }; value: number }[]
+      (histogram?.values ?? []) as { metricName?: string; labels: { tenant?: string }; value: number }[]
     ).find((value) => value.metricName?.endsWith('_count') && value.labels.tenant === 'other');
     expect(other?.value).toBe(2);
   });

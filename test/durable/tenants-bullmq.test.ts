@@ -3,10 +3,10 @@ import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { ReceiveRequest } from '../../src/adapter.js';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
-import { createReceiver, type HandlerContext } from '../../src/index.js';
+import { createReceiver, type ErrorContext, type HandlerContext } from '../../src/index.js';
 import { REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
-import { deliveredEvent, delivery, expectAccepted } from '../support/unit.js';
+import { deliveredEvent, delivery, expectAccepted, uniqueId } from '../support/unit.js';
 import { until } from '../support/until.js';
 
 const { run } = testRun();
@@ -35,6 +35,7 @@ describe('tenants through BullMQ', () => {
       prefix,
       name: 'tenants',
       allowVolatileRedis: true,
+      attempts: 1,
     });
     const receiver = createReceiver({
       tenant: (request) => request.params.account,
@@ -45,18 +46,29 @@ describe('tenants through BullMQ', () => {
     receiver.on('message.delivered', (_event, ctx) => {
       seen.push({ tenant: ctx.tenant, dedupeKey: ctx.dedupeKey, attempt: ctx.attempt });
     });
+    receiver.on('message.failed', () => {
+      throw new Error('the CRM is down');
+    });
+    const told: Pick<ErrorContext, 'reason' | 'tenant'>[] = [];
+    receiver.onError((_error, ctx) => {
+      told.push({ reason: ctx.reason, tenant: ctx.tenant });
+    });
     const event = deliveredEvent();
+    const failed = { ...deliveredEvent(), type: 'message.failed', data: { message_id: uniqueId('msg_') } };
     try {
       expectAccepted(await receiver.receive(to('acme', event)), 202);
       expectAccepted(await receiver.receive(to('globex:eu', event)), 202);
-      expect(await queue.queue.getJobCounts('wait')).toEqual({ wait: 2 });
+      expectAccepted(await receiver.receive(to('globex:eu', failed)), 202);
+      expect(await queue.queue.getJobCounts('wait')).toEqual({ wait: 3 });
       const worker = await createBullmqWorker({ receiver, queue });
-      await until(() => worker.counters().completed === 2);
+      await until(() => worker.counters().completed === 2 && worker.counters().deadLettered === 1);
       await worker.close();
       expect(seen.sort((a, b) => String(a.tenant).localeCompare(String(b.tenant)))).toEqual([
         { tenant: 'acme', dedupeKey: `tenant:acme:live:${event.id}`, attempt: 1 },
         { tenant: 'globex:eu', dedupeKey: `tenant:globex%3Aeu:live:${event.id}`, attempt: 1 },
       ]);
+      // A job that failed its last attempt: onError hears of it with the tenant of its delivery.
+      expect(told).toEqual([{ reason: 'handler_failed', tenant: 'globex:eu' }]);
     } finally {
       await receiver.close();
       await queue.close();

@@ -280,6 +280,17 @@ describe('tenants: a secret per tenant looked up per request', () => {
     expect(rejected).toEqual(['globex']);
   });
 
+  it("tells onError a failed handler's tenant", async () => {
+    const { receiver, errors } = tenantReceiver(fromTable);
+    receiver.on('message.delivered', () => {
+      throw new Error('the CRM is down');
+    });
+    const outcome = await receiver.receive(to('globex', deliveredEvent()));
+    expectRejected(outcome, 500, 'handler_failed');
+    expect(outcome.tenant).toBe('globex');
+    expect(errors.map(([code, , ctx]) => [code, ctx.tenant])).toEqual([['handler_failed', 'globex']]);
+  });
+
   it('refuses tenant without a secrets function and a secrets function without tenant', () => {
     expect(() => createReceiver({ tenant: () => 'a', secrets: 'whsec_static_1a2b3c' })).toThrow(
       /tenant needs secrets as a function/,

@@ -20,7 +20,10 @@ export interface TenantSecretsOptions {
   ttlMs?: number;
   /** How long a tenant the lookup did not know is answered 401 unknown_tenant without asking again. Default 30000. */
   negativeTtlMs?: number;
-  /** Tenants kept at most; past it the least recently used goes. Default 10000. */
+  /**
+   * Known tenants kept at most, past it the least recently used goes; as many unknown ones are kept apart, so a
+   * flood of made-up tenants never pushes a known one out. Default 10000.
+   */
   maxTenants?: number;
   /** How long one lookup may take before the delivery is answered 503 tenant_lookup_failed. Default 2000. */
   timeoutMs?: number;
@@ -91,7 +94,9 @@ export function createTenantSecrets(parts: TenantSecretsParts): TenantSecrets {
 
 class TenantCache implements TenantSecrets {
   readonly #parts: TenantSecretsParts;
-  readonly #entries = new Map<string, Entry>();
+  /** Tenants the lookup knew, and apart from them the ones it did not: made-up tenants never push a known one out. */
+  readonly #known = new Map<string, Entry>();
+  readonly #unknown = new Map<string, Entry>();
   readonly #flights = new Map<string, Promise<Signature | Stop>>();
   readonly tenantOf: TenantOf;
   readonly report: Report;
@@ -103,27 +108,33 @@ class TenantCache implements TenantSecrets {
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#known.size + this.#unknown.size;
   }
 
   signatureOf(tenant: string, requestId: string): Awaitable<Signature | Stop> {
-    const entry = this.#entries.get(tenant);
-    if (entry !== undefined) {
-      if (entry.expiresAt > this.#parts.now()) {
-        // Most recently used last: the first in the map's order is the one to go.
-        this.#entries.delete(tenant);
-        this.#entries.set(tenant, entry);
-        return entry.found;
-      }
-      this.#entries.delete(tenant);
-    }
-    return this.#flights.get(tenant) ?? this.#fly(tenant, requestId);
+    return (
+      this.#cached(this.#known, tenant) ??
+      this.#cached(this.#unknown, tenant) ??
+      this.#flights.get(tenant) ??
+      this.#fly(tenant, requestId)
+    );
   }
 
   forget(tenant: string): void {
-    this.#entries.delete(tenant);
+    this.#known.delete(tenant);
+    this.#unknown.delete(tenant);
     // A lookup under way may have read the old secret: what it finds is used by its waiters, not kept.
     this.#flights.delete(tenant);
+  }
+
+  #cached(entries: Map<string, Entry>, tenant: string): Signature | Stop | undefined {
+    const entry = entries.get(tenant);
+    if (entry === undefined) return undefined;
+    entries.delete(tenant);
+    if (entry.expiresAt <= this.#parts.now()) return undefined;
+    // Most recently used last: the first in the map's order is the one to go.
+    entries.set(tenant, entry);
+    return entry.found;
   }
 
   #fly(tenant: string, requestId: string): Promise<Signature | Stop> {
@@ -174,8 +185,9 @@ class TenantCache implements TenantSecrets {
 
   #remember(tenant: string, found: Signature | Stop): void {
     const { options, now } = this.#parts;
-    const entries = this.#entries;
-    const ttl = 'stop' in found ? options.negativeTtlMs : options.ttlMs;
+    const unknown = 'stop' in found;
+    const entries = unknown ? this.#unknown : this.#known;
+    const ttl = unknown ? options.negativeTtlMs : options.ttlMs;
     entries.set(tenant, { found, expiresAt: now() + ttl });
     if (entries.size <= options.maxTenants) return;
     for (const oldest of entries.keys()) {

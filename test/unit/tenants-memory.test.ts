@@ -22,7 +22,7 @@ function cache(maxTenants: number) {
     tenantOf: () => undefined,
     lookup: (tenant) => {
       lookups++;
-      return [`whsec_memory_${tenant}_0a1b2c3d4e5f`];
+      return tenant.startsWith('stranger-') ? undefined : [`whsec_memory_${tenant}_0a1b2c3d4e5f`];
     },
     options: resolveTenantSecrets({ maxTenants }),
     verifying: { profile: defaultProfile, crypto: undefined, toleranceSeconds: undefined },
@@ -66,5 +66,18 @@ describe('the tenant cache is bounded', () => {
     expect(tenants.size).toBe(10_000);
     await lookUp(tenants, 10_000, 12_000);
     expect(tenants.size).toBe(10_000);
+  });
+
+  it('keeps its known tenants through a flood of unknown ones', async () => {
+    const { tenants, lookups } = cache(10);
+    await lookUp(tenants, 0, 10);
+    for (let i = 0; i < 1000; i++) {
+      const found = await tenants.signatureOf(`stranger-${i}`, 'req_memory');
+      expect((found as { stop?: string }).stop).toBe('unknown_tenant');
+    }
+    expect(tenants.size).toBe(20);
+    const before = lookups();
+    await lookUp(tenants, 0, 10);
+    expect(lookups()).toBe(before);
   });
 });

@@ -73,8 +73,10 @@ function describe(
   reached: Reached,
 ): Promise<RejectionDiagnostics | undefined> {
   const nowSeconds = Math.floor(options.now() / 1000);
+  // A tenant's request names the secrets of its tenant, not the receiver's (it has none of its own).
+  const { secretLabels } = reached as { secretLabels?: readonly string[] };
   return rejectionDiagnostics(
-    options.diagnostics,
+    secretLabels ? { ...options.diagnostics, secretLabels } : options.diagnostics,
     reached.request?.headers ?? {},
     'body' in reached ? reached.body : undefined,
     outcome.reason,

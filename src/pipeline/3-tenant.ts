@@ -27,6 +27,8 @@ export type TenantOf = (request: TenantRequest) => string | undefined;
 /** A read request and the tenant it named. */
 export interface Tenanted extends Read {
   readonly tenant: string;
+  /** Once its signature did not verify: the labels of the tenant's secrets tried, for the diagnostics. */
+  readonly secretLabels?: readonly string[];
 }
 
 /** The tenants' signatures, looked up and cached by the receiver (receiver/tenant-secrets.ts). */

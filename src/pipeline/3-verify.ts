@@ -26,6 +26,8 @@ export interface Signature {
   ): VerifyResult | Promise<VerifyResult>;
   /** The message of a failure, in the terms of the profile. */
   explain(reason: SignatureFailureReason, request: SignedRequestParts): string;
+  /** Labels of its secrets in the order they are tried (`live[0]`), for the diagnostics of a rejection. */
+  readonly secretLabels?: readonly string[];
 }
 
 /** Checks the signature over the raw body. */

@@ -81,7 +81,7 @@ export function createPipeline<Tx>(
     const checking = verify(signed, signature, Math.floor(parts.now() / 1000));
     const verified = isThenable(checking) ? await checking : checking;
     if (verifying) endStage(verifying, verified);
-    if ('stop' in verified) return stopped(signed, verified, parts);
+    if ('stop' in verified) return stopped(parts.tenants ? tried(signed, signature) : read, verified, parts);
     // Admitted only now: close() waits for verified work, never for a body still uploading.
     if (admission.closing) return stopped(verified, SHUTTING_DOWN, parts);
     admission.enter();
@@ -112,6 +112,11 @@ function tenantSignature(read: Read, tenants: TenantSignatures): Awaitable<Tenan
   // A cached tenant answers at once: no closure, no promise.
   if (!isThenable(finding)) return foundFor(naming, finding);
   return Promise.resolve(finding).then((found) => foundFor(naming, found));
+}
+
+/** A tenant's request that did not verify, with the labels of the secrets it was checked with. */
+function tried(signed: Read | Tenanted, signature: Signature): Read | Tenanted {
+  return { ...signed, secretLabels: signature.secretLabels ?? [] };
 }
 
 function foundFor(named: Tenanted, found: Signature | Stop): TenantFound {

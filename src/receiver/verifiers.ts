@@ -52,5 +52,6 @@ export function signatureOf(verifier: Verifier): Signature {
   return {
     check: (input, now) => verifier.verify(input, now),
     explain: (reason, request) => verifier.profile.explain(reason, request),
+    secretLabels: verifier.secretLabels,
   };
 }

@@ -278,6 +278,8 @@ describe('tenants: a secret per tenant looked up per request', () => {
       ['signature_mismatch', 'globex'],
     ]);
     expect(rejected).toEqual(['globex']);
+    // The diagnostics name the secrets of the tenant the request was checked against.
+    expect(lines[1]?.fields.diagnostics).toMatchObject({ secretsTried: ['live[0]'] });
   });
 
   it("tells onError a failed handler's tenant", async () => {

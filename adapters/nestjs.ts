@@ -24,6 +24,7 @@ import {
   type NodeRequestNames,
   type NodeResponseLike,
   nodeBodyReader,
+  type ReceiveRequest,
   receiveNodeRequest,
 } from '../src/adapter.js';
 import { expressBodySource } from './express-body.js';
@@ -45,6 +46,7 @@ const NEST_FASTIFY_FIX =
 const NEST_NAMES: NodeRequestNames<Request> = {
   url: (req) => req.originalUrl,
   route: expressRoute,
+  params: (req) => req.params as ReceiveRequest['params'],
 };
 
 /** `WebhooksModule.forRoot(options)`. */
@@ -225,6 +227,7 @@ interface FastifyRequestLike {
   body?: unknown;
   rawBody?: unknown;
   routeOptions?: { url?: string };
+  params?: unknown;
 }
 
 interface FastifyReplyLike {
@@ -242,7 +245,11 @@ function receiveFastifyRequest(
   reply: FastifyReplyLike,
 ): Promise<void> {
   reply.hijack();
-  const names: NodeRequestNames<NodeRequestLike> = { url: () => req.url, route: () => req.routeOptions?.url };
+  const names: NodeRequestNames<NodeRequestLike> = {
+    url: () => req.url,
+    route: () => req.routeOptions?.url,
+    params: () => req.params as ReceiveRequest['params'],
+  };
   return receiveNodeRequest(receiver, req.raw, reply.raw, fastifyBodySource(req), names);
 }
 

@@ -1,6 +1,11 @@
 import type { Receiver } from '../../src/index.js';
 
 export const SECRET = 'whsec_conformance_secret';
+/**
+ * Every target mounts the webhook route with a parameter, `/webhooks/:account` in its framework's syntax, and
+ * the suite posts to the route with this account: the handlers record the params the request came with.
+ */
+export const ACCOUNT = 'acme';
 export const MAX_BODY_BYTES = 64 * 1024;
 /** The handler throws the first time it sees an event whose data.operator is this → 500 handler_failed. */
 export const FAILING_OPERATOR = 'op_fail';
@@ -13,7 +18,11 @@ export interface HandledEvent {
   type: string;
   messageId?: string;
   to?: string;
+  /** The route's parameters of the request that carried the event, as the adapter passed them. */
+  params?: Record<string, string | undefined>;
 }
+
+type RouteParams = Record<string, string | undefined>;
 
 /**
  * Registers the handlers every conformance target runs and returns what they saw. Takes the receiver, not
@@ -22,26 +31,66 @@ export interface HandledEvent {
  */
 export function recordHandledEvents(receiver: Receiver): HandledEvent[] {
   const handled: HandledEvent[] = [];
+  const paramsOf = recordRouteParams(receiver);
   // Fails once per event id, so the service's retry (same event, new timestamp) is processed.
   const failedOnce = new Set<string | undefined>();
-  receiver.on('message.delivered', async (event) => {
+  receiver.on('message.delivered', async (event, ctx) => {
     if (event.data.operator === FAILING_OPERATOR && !failedOnce.has(event.id)) {
       failedOnce.add(event.id);
       throw new Error('conformance: handler failure the client must never see');
     }
     if (event.data.operator === SLOW_OPERATOR) await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
-    handled.push(record(event.id, event.type, event.data.message_id, event.data.to));
+    handled.push(record(event.id, event.type, event.data.message_id, event.data.to, paramsOf(ctx.requestId)));
   });
-  receiver.on('message.failed', (event) => {
-    handled.push(record(event.id, event.type, event.data.message_id, event.data.to));
+  receiver.on('message.failed', (event, ctx) => {
+    handled.push(record(event.id, event.type, event.data.message_id, event.data.to, paramsOf(ctx.requestId)));
   });
   return handled;
 }
 
-function record(id: string | undefined, type: string, messageId?: string, to?: string): HandledEvent {
+/**
+ * Wraps the receiver's `receive`, as the adapter calls it, to keep each request's route parameters under the
+ * request id it is answered under (given here when the adapter gave none), where a handler finds them through
+ * ctx.requestId.
+ */
+function recordRouteParams(receiver: Receiver): (requestId: string) => RouteParams | undefined {
+  const byRequest = new Map<string, RouteParams>();
+  const receive = receiver.receive.bind(receiver);
+  receiver.receive = (request) => {
+    request.requestId ??= newRequestId();
+    const id = request.requestId;
+    if (request.params !== undefined) byRequest.set(id, { ...request.params });
+    return receive(request).finally(() => byRequest.delete(id));
+  };
+  return (requestId) => byRequest.get(requestId);
+}
+
+/** An id in the shape the receiver's own have, from Web Crypto: every runtime the targets run on has it. */
+function newRequestId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(16));
+  return `req_${Array.from(bytes, (byte) => byte.toString(16).padStart(2, '0')).join('')}`;
+}
+
+function record(
+  id: string | undefined,
+  type: string,
+  messageId?: string,
+  to?: string,
+  params?: RouteParams,
+): HandledEvent {
   const seen: HandledEvent = { type };
   if (id !== undefined) seen.id = id;
   if (messageId !== undefined) seen.messageId = messageId;
   if (to !== undefined) seen.to = to;
+  if (params !== undefined) seen.params = params;
   return seen;
+}
+
+/**
+ * The route's parameters as a router matching `/webhooks/:account` reads them from a URL (a path or an absolute
+ * URL), for the targets with no router of their own (node:http, a plain Fetch handler).
+ */
+export function accountRoute(url: string | undefined): RouteParams | undefined {
+  const match = /^(?:[a-z]+:\/\/[^/]+)?\/webhooks\/([^/?#]+)(?:[?#]|$)/.exec(url ?? '');
+  return match ? { account: decodeURIComponent(match[1] as string) } : undefined;
 }

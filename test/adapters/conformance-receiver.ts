@@ -2,6 +2,8 @@ import { createProfile, createReceiver, defaultProfile, type SignatureProfile } 
 import { type HandledEvent, MAX_BODY_BYTES, recordHandledEvents, SECRET } from './conformance-handlers.js';
 
 export {
+  ACCOUNT,
+  accountRoute,
   FAILING_OPERATOR,
   type HandledEvent,
   MAX_BODY_BYTES,

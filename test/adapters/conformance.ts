@@ -7,6 +7,7 @@ import {
 } from '../../src/testing.js';
 import { type Reply, rawPost } from '../support/http.js';
 import {
+  ACCOUNT,
   CONFORMANCE_PROFILES,
   FAILING_OPERATOR,
   type HandledEvent,
@@ -18,7 +19,10 @@ import {
 export { closeServer, listen } from '../support/http.js';
 
 export interface ConformanceServer {
-  /** Full URL of the webhook route. */
+  /**
+   * Full URL of the webhook route for the account ACCOUNT: the route has a parameter (`/webhooks/:account` in
+   * the framework's syntax), so the URL ends in `/webhooks/acme`.
+   */
   url: string;
   handled(): Promise<HandledEvent[]>;
   close(): Promise<void>;
@@ -45,6 +49,7 @@ export const conformanceCases = [
   'concurrent_deliveries',
   'chunked_body',
   'sized_answers',
+  'route_params',
 ] as const;
 export type ConformanceCase = (typeof conformanceCases)[number];
 
@@ -106,7 +111,14 @@ function defineSuite(
       const signed = createSignedRequest(event, { secret: SECRET, ...(timestamp ? { timestamp } : {}) });
       return post(signed.body, signed.headers);
     };
-    const handledOf = async (id: string) => (await server.handled()).filter((seen) => seen.id === id);
+    // The route's parameters are the route_params case's: the other cases compare what the handler saw.
+    const handledOf = async (id: string) =>
+      (await server.handled()).filter((seen) => seen.id === id).map(({ params: _, ...seen }) => seen);
+    const urlFor = (account: string) => {
+      if (!server.url.endsWith(`/webhooks/${ACCOUNT}`))
+        throw new Error(`The target's url must end in /webhooks/${ACCOUNT}, got ${server.url}`);
+      return `${server.url.slice(0, -ACCOUNT.length)}${account}`;
+    };
 
     test('processed', 'a signed event is answered 200 and its handler gets the typed event', async () => {
       const event = createEvent('message.delivered');
@@ -311,6 +323,23 @@ function defineSuite(
       });
       expectAccepted(reply, false);
       expect(await handledOf(event.id)).toHaveLength(1);
+    });
+
+    test('route_params', "the route's parameters reach the receiver as request.params", async () => {
+      const event = createEvent('message.delivered');
+      expectAccepted(await deliver(event), false);
+      const other = createEvent('message.delivered');
+      const signed = createSignedRequest(other, { secret: SECRET });
+      const response = await fetch(urlFor('globex-2'), {
+        method: 'POST',
+        headers: signed.headers,
+        body: signed.body,
+      });
+      expect(response.status).toBe(200);
+      const paramsOf = async (id: string) =>
+        (await server.handled()).filter((seen) => seen.id === id).map((seen) => seen.params);
+      expect(await paramsOf(event.id)).toEqual([{ account: ACCOUNT }]);
+      expect(await paramsOf(other.id)).toEqual([{ account: 'globex-2' }]);
     });
 
     test('sized_answers', 'answers carry a Content-Length, never a chunked body', async () => {

@@ -93,6 +93,7 @@ export type { CatalogueEvent, EventEnvelope } from './events/catalogue.js';
 export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
 export type { LineLogger, StructuredLogger } from './observability/logger.js';
 export type { MetricsSeries } from './observability/metrics.js';
+export type { TenantOf, TenantRequest } from './pipeline/3-tenant.js';
 export type {
   AnyEventHandler,
   DefaultEventHandler,
@@ -100,6 +101,8 @@ export type {
   ErrorHandler,
   RejectionHandler,
 } from './receiver/handlers.js';
+export type { ModeHandling } from './receiver/options.js';
+export type { SecretsLookup, TenantSecretsOptions } from './receiver/tenant-secrets.js';
 export type { BodyShapeProblem } from './signature/json-members.js';
 export type { VerifyOptions } from './signature/one-shot.js';
 export type { BodySignatureOptions } from './signature/presets.js';

@@ -14,10 +14,19 @@ export interface HandlerContext<Tx = undefined> {
   mode: Mode;
   /** The signature's timestamp (unix seconds): when the service sent this attempt. */
   timestamp: number;
-  /** The key this event is deduplicated under: `<mode>:<event id>`, or `<mode>:sha256:<hash of the signed body>` (for a body signature, the body without its member). */
+  /**
+   * The key this event is deduplicated under: `<mode>:<event id>`, or `<mode>:sha256:<hash of the signed body>`
+   * (for a body signature, the body without its member). With a tenant, `tenant:<the tenant, URI-encoded>:` comes
+   * first, so two tenants' events with one id never collide.
+   */
   dedupeKey: string;
   /** The delivery's message id, for a profile that signs one (Standard Webhooks: `webhook-id`). */
   messageId?: string;
+  /**
+   * With the receiver's `tenant` option: the tenant whose secret verified this delivery (the account, the
+   * organization). Undefined for a receiver with one static `secrets`.
+   */
+  tenant?: string | undefined;
   /** Durable workers: which run of the job this is, from 1. Undefined when the receiver runs the handler. */
   attempt?: number;
   /** The store's unit of work (PostgreSQL transactional mode: the transaction's client), else undefined. */
@@ -31,6 +40,8 @@ export interface ErrorContext {
   eventId?: string;
   eventType?: string;
   mode?: Mode;
+  /** With the receiver's `tenant` option: the tenant the request named, once it was read from the request. */
+  tenant?: string;
   /** Durable workers: the run of the job that failed (from 1), and the runs the job was allowed. */
   attempt?: number;
   attempts?: number;

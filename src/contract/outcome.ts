@@ -19,7 +19,11 @@ export interface Outcome {
   /** Set once the event was parsed. */
   event?: { id?: string; type: string };
   mode?: Mode;
+  /** With the receiver's `tenant` option: the tenant the request named. */
+  tenant?: string;
   duplicate?: boolean;
+  /** Verified, and signed with a secret of a mode the `modes` option ignores: answered 200, no handler ran. */
+  ignored?: boolean;
 }
 
 export const REQUEST_ID_HEADER = 'x-request-id';
@@ -78,5 +82,24 @@ export function rejectedOutcome(
 export function outcomeLabel(outcome: Outcome): string {
   if (outcome.reason !== undefined) return outcome.reason;
   if (outcome.status === 202) return 'accepted';
+  if (outcome.ignored) return 'ignored';
   return outcome.duplicate ? 'duplicate' : 'processed';
+}
+
+const IGNORED = '{"received":true,"ignored":true}';
+const IGNORED_LENGTH = String(IGNORED.length);
+
+/** A verified event of a mode the receiver ignores: 200, so the service stops retrying it. */
+export function ignoredOutcome(requestId: string): Outcome {
+  return {
+    status: 200,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': IGNORED_LENGTH,
+      [REQUEST_ID_HEADER]: requestId,
+    },
+    body: IGNORED,
+    requestId,
+    ignored: true,
+  };
 }

@@ -20,7 +20,8 @@ export type RejectionReason =
   | 'content_length_mismatch'
   | 'invalid_json'
   | 'invalid_event'
-  | 'event_in_progress';
+  | 'event_in_progress'
+  | 'unknown_tenant';
 
 /** Every reason code the receiver can answer with; each maps to exactly one HTTP status. */
 export type ReasonCode =
@@ -30,6 +31,7 @@ export type ReasonCode =
   | 'body_already_parsed'
   | 'store_unavailable'
   | 'queue_unavailable'
+  | 'tenant_lookup_failed'
   | 'overloaded'
   | 'shutting_down'
   | 'receiver_misconfigured';
@@ -128,6 +130,12 @@ export const reasonAnswers: Readonly<Record<ReasonCode, ReasonAnswer>> = {
     retry: 'later',
     message: 'This event is being processed by another delivery right now. Retry after the given delay.',
   },
+  unknown_tenant: {
+    status: 401,
+    retry: 'fix',
+    message:
+      'The receiver knows no webhook secret for the tenant this request names (or the request names none). Check the URL the service posts to for this account, and that the secrets lookup knows the tenant.',
+  },
   handler_failed: {
     status: 500,
     retry: 'again',
@@ -155,6 +163,12 @@ export const reasonAnswers: Readonly<Record<ReasonCode, ReasonAnswer>> = {
     retry: 'later',
     message:
       'The job engine (BullMQ on Redis or pg-boss on PostgreSQL) did not take the event: it cannot be reached, answered too late, or is set up so that it could lose it (onError is told which). Nothing was acknowledged; retry later.',
+  },
+  tenant_lookup_failed: {
+    status: 503,
+    retry: 'later',
+    message:
+      'The webhook secret of the tenant this request names could not be looked up (the lookup failed, answered too late, or gave an unusable secret; onError is told which). Nothing was processed; retry later.',
   },
   overloaded: {
     status: 503,

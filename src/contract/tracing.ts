@@ -88,6 +88,7 @@ export const TRACE_ATTRIBUTE = {
   eventType: 'messaging_webhooks.event.type',
   eventId: 'messaging_webhooks.event.id',
   mode: 'messaging_webhooks.mode',
+  tenant: 'messaging_webhooks.tenant',
   ack: 'messaging_webhooks.ack',
   outcome: 'messaging_webhooks.outcome',
   reason: 'messaging_webhooks.reason',

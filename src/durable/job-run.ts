@@ -234,6 +234,7 @@ function errorContext(job: DurableJob, reason: DeadLetterCode): ErrorContext {
     mode: job.ctx.mode,
   };
   if (typeof job.event.id === 'string') context.eventId = job.event.id;
+  if (typeof job.ctx.tenant === 'string') context.tenant = job.ctx.tenant;
   return context;
 }
 

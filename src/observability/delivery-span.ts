@@ -21,6 +21,7 @@ export function endDeliverySpan(span: TraceSpan, outcome: Outcome, ack: AckMode,
     [TRACE_ATTRIBUTE.eventId]: event?.id,
     // A single secret or list names no mode: left out, as in the log line.
     [TRACE_ATTRIBUTE.mode]: modes ? outcome.mode : undefined,
+    [TRACE_ATTRIBUTE.tenant]: outcome.tenant,
     [TRACE_ATTRIBUTE.ack]: outcome.mode === undefined ? undefined : ack,
   });
   if (outcome.status >= 500) span.fail(outcome.reason ?? String(outcome.status));

@@ -139,6 +139,8 @@ export interface WebhookRejection {
   eventType?: string;
   /** Set when the signature verified and the secrets option separates live and test. */
   mode?: Mode;
+  /** With the receiver's `tenant` option: the tenant the request named. */
+  tenant?: string;
   /** Redacted facts to tell a wrong secret, a skewed clock or a re-serialized body apart. */
   diagnostics?: RejectionDiagnostics;
 }

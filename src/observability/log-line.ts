@@ -12,6 +12,8 @@ export interface RequestLogFields {
   eventType?: string;
   /** Only when the secrets option separates live and test: the mode whose secret verified. */
   mode?: string;
+  /** With the receiver's `tenant` option: the tenant the request named (quoted and escaped like any value). */
+  tenant?: string;
   durationMs: number;
   /** Rejections only: the message the sender was answered with, which says what to do. */
   hint?: string;

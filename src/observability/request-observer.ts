@@ -50,6 +50,7 @@ export function createRequestObserver(options: ObserverOptions): Observe {
     if (outcome.event?.id !== undefined) fields.eventId = outcome.event.id;
     if (outcome.event !== undefined) fields.eventType = outcome.event.type;
     if (outcome.mode !== undefined && options.modes) fields.mode = outcome.mode;
+    if (outcome.tenant !== undefined) fields.tenant = outcome.tenant;
     if (outcome.status >= 400) fields.hint = answeredMessage(outcome);
     if (failure !== undefined) fields.error = failure;
     // Diagnostics describe what the sender sent: a 4xx. A 5xx is ours, and its error says why.
@@ -92,7 +93,7 @@ function answeredMessage(outcome: Outcome): string | undefined {
 }
 
 function rejection(fields: RequestLogFields): WebhookRejection {
-  const { requestId, status, reason, hint, eventId, eventType, mode, diagnostics } = fields;
+  const { requestId, status, reason, hint, eventId, eventType, mode, tenant, diagnostics } = fields;
   const told: WebhookRejection = {
     requestId,
     status,
@@ -102,6 +103,7 @@ function rejection(fields: RequestLogFields): WebhookRejection {
   if (eventId !== undefined) told.eventId = eventId;
   if (eventType !== undefined) told.eventType = eventType;
   if (mode !== undefined) told.mode = mode as WebhookRejection['mode'];
+  if (tenant !== undefined) told.tenant = tenant;
   if (diagnostics !== undefined) told.diagnostics = diagnostics;
   return told;
 }

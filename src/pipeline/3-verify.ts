@@ -13,6 +13,8 @@ export interface Verified extends Read {
   readonly timestamp: number;
   /** For a profile that signs one: the delivery's message id. */
   readonly messageId: string | undefined;
+  /** With the `tenant` option: the tenant whose secret verified it. */
+  readonly tenant: string | undefined;
 }
 
 /** The receiver's signature profile, as the verify stage uses it. */
@@ -50,5 +52,6 @@ function accept(read: Read, result: VerifyResult, signature: Signature): Verifie
     mode: result.mode,
     timestamp: result.timestamp,
     messageId: result.messageId,
+    tenant: (read as { tenant?: string }).tenant,
   };
 }

@@ -24,8 +24,8 @@ export function parse(verified: Verified, parseEvent: (value: unknown) => Parsed
   }
   const parsed = parseEvent(json);
   if (parsed.ok) {
-    const { request, requestId, body, mode, timestamp, messageId } = verified;
-    return { request, requestId, body, mode, timestamp, messageId, event: parsed.event };
+    const { request, requestId, body, mode, timestamp, messageId, tenant } = verified;
+    return { request, requestId, body, mode, timestamp, messageId, tenant, event: parsed.event };
   }
   const paths = parsed.issues.map((issue) => issue.path || '(body)').join(', ');
   return {

@@ -8,7 +8,10 @@ import { type DeliveryContext, deliveryContext } from './handler-context.js';
 
 /** A parsed event under the key it is deduplicated by, with what onError and its handlers are told of it. */
 export interface Keyed extends Parsed {
-  /** `<mode>:<event id>`, or `<mode>:sha256:<hex>` of what the sender signed when the event has no id. */
+  /**
+   * `<mode>:<event id>`, or `<mode>:sha256:<hex>` of what the sender signed when the event has no id; with a
+   * tenant, `tenant:<encodeURIComponent(tenant)>:` before it (see tenantKey).
+   */
   readonly key: string;
   /** What onError is told of this event. */
   readonly context: ErrorContext;
@@ -21,7 +24,8 @@ export type SignedContent = Pick<Verifier, 'crypto' | 'signedBody'>;
 
 /** Keys the event per mode: a test event never answers as a duplicate of a live one. */
 export function dedupeKey(parsed: Parsed, signed: SignedContent): Keyed | Promise<Keyed> {
-  const { mode, event } = parsed;
+  const { event, tenant } = parsed;
+  const mode = tenant === undefined ? parsed.mode : tenantKey(tenant, parsed.mode);
   // Flat: the memory store keeps the key for the whole retention period.
   if (typeof event.id === 'string') return keyed(parsed, flatJoin([mode, event.id], ':'));
   const body = signed.signedBody({ headers: parsed.request.headers, body: parsed.body });
@@ -30,11 +34,20 @@ export function dedupeKey(parsed: Parsed, signed: SignedContent): Keyed | Promis
 }
 
 /**
+ * The start of a tenant's keys: `tenant:<tenant>:<mode>`, the tenant URI-encoded so that it holds no `:` and
+ * ends where its encoding ends. A key without a tenant starts with its mode (`live:`, `test:`), never `tenant:`,
+ * so no tenant's key equals another's or one of a receiver without tenants.
+ */
+export function tenantKey(tenant: string, mode: Mode): string {
+  return `tenant:${encodeURIComponent(tenant)}:${mode}`;
+}
+
+/**
  * The dedupe key of an event without an id: the SHA-256 of what the sender signed, per mode. Not of the raw
  * body: a body signature's member can be re-spelled (hex case, its place, a repeated v1) without changing what
  * was signed, and each spelling would otherwise run the handlers again.
  */
-function signedContentKey(crypto: CryptoProvider, mode: Mode, body: SignedPiece): string | Promise<string> {
+function signedContentKey(crypto: CryptoProvider, mode: string, body: SignedPiece): string | Promise<string> {
   if (crypto.sync) return `${mode}:sha256:${crypto.sha256Hex(body)}`;
   return crypto.sha256Hex(body).then((hash) => `${mode}:sha256:${hash}`);
 }
@@ -48,7 +61,20 @@ function keyed(parsed: Parsed, key: string): Keyed {
     mode: parsed.mode,
   };
   if (event.id !== undefined) context.eventId = event.id;
-  const { request, requestId, body, mode, timestamp, messageId } = parsed;
+  const { request, requestId, body, mode, timestamp, messageId, tenant } = parsed;
+  if (tenant !== undefined) context.tenant = tenant;
   const handlerContext = deliveryContext(parsed, key);
-  return { request, requestId, body, mode, timestamp, messageId, event, key, context, handlerContext };
+  return {
+    request,
+    requestId,
+    body,
+    mode,
+    timestamp,
+    messageId,
+    tenant,
+    event,
+    key,
+    context,
+    handlerContext,
+  };
 }

@@ -1,4 +1,4 @@
-import { acceptedOutcome, type Outcome, rejectedOutcome } from '../contract/outcome.js';
+import { acceptedOutcome, ignoredOutcome, type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
 import type { Received } from './1-check-request.js';
 import type { Verified } from './3-verify.js';
@@ -36,6 +36,7 @@ export function answer(
   if ('status' in ending) return settled(ending, requestId, answering.retryAfterSeconds);
   if (ending.stop === 'duplicate') return acceptedOutcome(requestId, 200, true);
   if (ending.stop === 'accepted') return acceptedOutcome(requestId, 202);
+  if (ending.stop === 'ignored') return ignoredOutcome(requestId);
   if (ending.stop === 'body_already_parsed') return bodyAlreadyParsed(requestId, ending, answering.report);
   return refuse(ending, requestId, answering.retryAfterSeconds);
 }
@@ -76,5 +77,6 @@ export function tag(reached: Verified | Parsed, outcome: Outcome): Outcome {
     outcome.event = event.id === undefined ? { type: event.type } : { id: event.id, type: event.type };
   }
   outcome.mode = reached.mode;
+  if (reached.tenant !== undefined) outcome.tenant = reached.tenant;
   return outcome;
 }

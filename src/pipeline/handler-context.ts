@@ -15,11 +15,12 @@ export function deliveryContext(verified: Verified, dedupeKey: string): Delivery
     dedupeKey,
   };
   if (verified.messageId !== undefined) context.messageId = verified.messageId;
+  if (verified.tenant !== undefined) context.tenant = verified.tenant;
   return context;
 }
 
 /** The context a handler run gets: the delivery's, with the store's transaction (a literal: no spread per run). */
 export function withTransaction<Tx>(context: DeliveryContext, tx: Tx): Omit<HandlerContext<Tx>, 'attempt'> {
-  const { requestId, mode, timestamp, dedupeKey, messageId } = context;
-  return { requestId, mode, timestamp, dedupeKey, messageId, tx };
+  const { requestId, mode, timestamp, dedupeKey, messageId, tenant } = context;
+  return { requestId, mode, timestamp, dedupeKey, messageId, tenant, tx };
 }

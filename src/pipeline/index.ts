@@ -3,8 +3,10 @@ import type { Outcome } from '../contract/outcome.js';
 import type { DurableQueue } from '../contract/queue.js';
 import type { TraceSpan } from '../contract/tracing.js';
 import type { ParsedEvent } from '../events/catalogue.js';
+import type { Mode } from '../signature/secrets.js';
 import { checkRequest, type Received } from './1-check-request.js';
 import { type Read, readBody } from './2-read-body.js';
+import { nameTenant, type Tenanted, type TenantSignatures } from './3-tenant.js';
 import { type Signature, type Verified, verify } from './3-verify.js';
 import { type Parsed, parse } from './4-parse.js';
 import { dedupeKey, type Keyed, type SignedContent } from './5-dedupe-key.js';
@@ -15,7 +17,7 @@ import type { Settlement } from './8-settle.js';
 import { type Answering, answer, tag } from './9-answer.js';
 import type { Admission } from './admission.js';
 import type { Claims } from './claims.js';
-import type { Stop } from './stop.js';
+import { IGNORED, type Stop } from './stop.js';
 import { endStage } from './traced.js';
 
 export interface PipelineParts<Tx> extends ExecuteOptions<Tx>, Answering {
@@ -31,10 +33,14 @@ export interface PipelineParts<Tx> extends ExecuteOptions<Tx>, Answering {
   /** Durable acknowledgement: the job engine takes keyed events in place of claim, execute and settle. */
   queue?: DurableQueue | undefined;
   admission: Admission;
+  /** With the `tenant` option: each request's signature is its tenant's, found here. */
+  tenants?: TenantSignatures | undefined;
+  /** Modes whose verified events are answered 200 without running handlers (the `modes` option). */
+  ignoring?: Readonly<Record<Mode, boolean>> | undefined;
 }
 
 /** The furthest step a request reached: what the pipeline learned of it, for the log line of its answer. */
-export type Reached = Received | Read | Verified | Parsed | Keyed;
+export type Reached = Received | Read | Tenanted | Verified | Parsed | Keyed;
 
 export interface Walked {
   outcome: Outcome;
@@ -45,7 +51,8 @@ const SHUTTING_DOWN: Stop = { stop: 'shutting_down' };
 const OVERLOADED: Stop = { stop: 'overloaded' };
 
 /**
- * The receiver's pipeline, one request's walk: 1 check the request → 2 read the body → 3 verify → 4 parse →
+ * The receiver's pipeline, one request's walk: 1 check the request → 2 read the body → 3 verify (with the
+ * `tenant` option, against the secrets of the tenant the request names) → 4 parse →
  * 5 key → 6 claim (or hand off to a job engine) → 7 execute the handlers → 8 settle the claim → 9 answer. Each
  * stage takes the step before and returns the next or a reason to stop. A stage that did not wait is not
  * awaited (see base/awaitable.ts for why). With `span` (the receiver's `tracing` option) the stages that wait
@@ -62,17 +69,26 @@ export function createPipeline<Tx>(
     const reading = readBody(received, parts.maxBodyBytes, parts.bodyTimeoutMs);
     const read = isThenable(reading) ? await reading : reading;
     if ('stop' in read) return stopped(received, read, parts);
+    let signed: Read | Tenanted = read;
+    let { signature } = parts;
+    if (parts.tenants) {
+      const finding = tenantSignature(read, parts.tenants);
+      const found = isThenable(finding) ? await finding : finding;
+      if ('stop' in found) return stopped(found.reached, found.stop, parts);
+      ({ signed, signature } = found);
+    }
     const verifying = span?.child('verify');
-    const checking = verify(read, parts.signature, Math.floor(parts.now() / 1000));
+    const checking = verify(signed, signature, Math.floor(parts.now() / 1000));
     const verified = isThenable(checking) ? await checking : checking;
     if (verifying) endStage(verifying, verified);
-    if ('stop' in verified) return stopped(read, verified, parts);
+    if ('stop' in verified) return stopped(signed, verified, parts);
     // Admitted only now: close() waits for verified work, never for a body still uploading.
     if (admission.closing) return stopped(verified, SHUTTING_DOWN, parts);
     admission.enter();
     try {
       const parsed = parse(verified, parts.parseEvent);
       if ('stop' in parsed) return answered(verified, parsed, parts);
+      if (parts.ignoring?.[parsed.mode]) return answered(parsed, IGNORED, parts);
       const keying = dedupeKey(parsed, parts.signedContent);
       const keyed = isThenable(keying) ? await keying : keying;
       const ending = parts.queue
@@ -83,6 +99,18 @@ export function createPipeline<Tx>(
       admission.leave();
     }
   };
+}
+
+type TenantFound = { signed: Tenanted; signature: Signature } | { reached: Read | Tenanted; stop: Stop };
+
+/** 3 the tenant's signature: the tenant the request names, then its secrets (cached, or looked up). */
+function tenantSignature(read: Read, tenants: TenantSignatures): Awaitable<TenantFound> {
+  return andThen(nameTenant(read, tenants), (named): Awaitable<TenantFound> => {
+    if ('stop' in named) return { reached: read, stop: named };
+    return andThen(tenants.signatureOf(named.tenant, read.requestId), (found) =>
+      'stop' in found ? { reached: named, stop: found } : { signed: named, signature: found },
+    );
+  });
 }
 
 /** 6 claim → 7 execute → 8 settle, in this process. */
@@ -113,5 +141,9 @@ function answered<Tx>(
 }
 
 function stopped<Tx>(reached: Reached, stop: Stop, parts: PipelineParts<Tx>): Awaitable<Walked> {
-  return andThen(answer(reached, stop, parts), (outcome) => ({ reached, outcome }));
+  return andThen(answer(reached, stop, parts), (outcome) => {
+    const { tenant } = reached as { tenant?: string };
+    if (tenant !== undefined) outcome.tenant = tenant;
+    return { reached, outcome };
+  });
 }

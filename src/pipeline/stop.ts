@@ -14,9 +14,14 @@ export interface Rejection {
 
 /**
  * Where a stage ends the walk of a request: a rejection, or an acknowledgement with no handler run by this
- * request (the event is a duplicate, or a job engine took it: 202).
+ * request (the event is a duplicate, a job engine took it: 202, or its mode is ignored: 200).
  */
-export type Stop = Rejection | { readonly stop: 'duplicate' } | { readonly stop: 'accepted' };
+export type Stop =
+  | Rejection
+  | { readonly stop: 'duplicate' }
+  | { readonly stop: 'accepted' }
+  | { readonly stop: 'ignored' };
 
 export const DUPLICATE: Stop = { stop: 'duplicate' };
 export const ACCEPTED: Stop = { stop: 'accepted' };
+export const IGNORED: Stop = { stop: 'ignored' };

@@ -5,11 +5,13 @@ import type { CryptoProvider } from '../crypto/provider.js';
 import type { DurableQueue } from '../durable/port.js';
 import { type Catalogue, type DefaultEvents, defaultEvents } from '../events/catalogue.js';
 import type { Logger } from '../observability/logger.js';
+import type { TenantOf } from '../pipeline/3-tenant.js';
 import { resolveProfile, type SignatureProfile, type Tolerance } from '../signature/index.js';
-import type { Secrets } from '../signature/secrets.js';
+import type { Mode, Secrets } from '../signature/secrets.js';
 import { MemoryDedupeStore } from '../stores/memory.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import type { DedupeStore } from '../stores/types.js';
+import type { SecretsLookup, TenantSecretsOptions } from './tenant-secrets.js';
 
 export { DEFAULT_SIGNATURE_HEADER } from '../signature/presets.js';
 
@@ -21,7 +23,20 @@ export interface ReceiverOptions<
    * One secret, a list (rotation), or per mode: { live: […], test: […] }. Takes `process.env.X` as it is:
    * an unset variable fails here, at creation, with a message that says so.
    */
-  secrets: Secrets | undefined;
+  secrets: Secrets | SecretsLookup | undefined;
+  /**
+   * Many accounts on one receiver: the tenant a request names (from `params`, a header, the URL, or the body as a
+   * lookup key only), passed to `secrets` when that is a function. Synchronous. Only together with such a
+   * `secrets`. Default: one tenant, the static `secrets`.
+   */
+  tenant?: TenantOf;
+  /** How the `secrets` lookup is cached and waited for (with `tenant`). Default: { ttlMs: 300000, negativeTtlMs: 30000, maxTenants: 10000, timeoutMs: 2000 }. */
+  tenantSecrets?: TenantSecretsOptions;
+  /**
+   * What to do with the verified events of each mode: `'handle'` them, or `'ignore'` them (200, no handler, no
+   * claim; logged as `ignored`), for example `{ test: 'ignore' }` in production. Default: handle both.
+   */
+  modes?: ModeHandling;
   /**
    * The signature format: defaultProfile, standardWebhooks, bodySignature(…) or createProfile(…).
    * Default: `webhook-signature: t=<unix>,v1=<hex HMAC-SHA256 of "<t>." + raw body>`.
@@ -90,7 +105,13 @@ export interface ReceiverOptions<
   now?: () => number;
 }
 
+/** Per mode, whether its verified events run the handlers (`handle`) or are answered 200 and dropped (`ignore`). */
+export type ModeHandling = { readonly [M in Mode]?: 'handle' | 'ignore' };
+
 type OptionalOption =
+  | 'tenant'
+  | 'tenantSecrets'
+  | 'modes'
   | 'handlerTimeoutMs'
   | 'waitUntil'
   | 'toleranceSeconds'
@@ -143,6 +164,9 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     logger: options.logger,
     queue: options.queue,
     tracing: checkTracing(options.tracing),
+    tenant: options.tenant,
+    tenantSecrets: options.tenantSecrets,
+    modes: options.modes,
     handlerTimeoutMs: option<number | undefined>(
       'handlerTimeoutMs',
       options.handlerTimeoutMs,
@@ -162,6 +186,7 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
   if (resolved.queue !== undefined && typeof resolved.queue?.enqueue !== 'function') {
     throw new WebhookConfigError('queue must be a DurableQueue: bullmqQueue(…) or pgBossQueue(…).');
   }
+  checkTenant(resolved);
   const store = resolved.store as Partial<DedupeStore<unknown>>;
   if (
     typeof store.claim !== 'function' ||
@@ -171,4 +196,43 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     throw new WebhookConfigError('store must implement claim, complete and release (see DedupeStore).');
   }
   return resolved;
+}
+
+/** Which modes are ignored, or undefined when none is (the walk then checks nothing). */
+export function ignoredModes(modes: ModeHandling | undefined): Readonly<Record<Mode, boolean>> | undefined {
+  if (modes === undefined) return undefined;
+  const rule = rules.oneOf(['handle', 'ignore']);
+  if (typeof modes !== 'object' || modes === null) {
+    throw new WebhookConfigError(
+      "modes must be an object: { live?: 'handle' | 'ignore', test?: 'handle' | 'ignore' }.",
+    );
+  }
+  for (const name of Object.keys(modes)) {
+    if (name !== 'live' && name !== 'test') {
+      throw new WebhookConfigError(`modes takes live and test, not ${JSON.stringify(name)}.`);
+    }
+  }
+  const live = option('modes.live', modes.live, 'handle', rule) === 'ignore';
+  const test = option('modes.test', modes.test, 'handle', rule) === 'ignore';
+  return live || test ? { live, test } : undefined;
+}
+
+/** `tenant` and a `secrets` function go together: one without the other is a mistake. */
+function checkTenant(options: { tenant?: unknown; secrets: unknown }): void {
+  const lookup = typeof options.secrets === 'function';
+  if (options.tenant !== undefined && typeof options.tenant !== 'function') {
+    throw new WebhookConfigError(
+      'tenant must be a function of the request: tenant: (request) => request.params.account.',
+    );
+  }
+  if (options.tenant !== undefined && !lookup) {
+    throw new WebhookConfigError(
+      "tenant needs secrets as a function that looks up the tenant's secrets: secrets: (tenant) => db.webhookSecretsOf(tenant).",
+    );
+  }
+  if (lookup && options.tenant === undefined) {
+    throw new WebhookConfigError(
+      'secrets is a function: also pass tenant, which reads the tenant from the request: tenant: (request) => request.params.account.',
+    );
+  }
 }

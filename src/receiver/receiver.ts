@@ -17,14 +17,13 @@ import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.
 import { createRequestObserver } from '../observability/request-observer.js';
 import { unheardRefusals } from '../observability/unheard.js';
 import type { Received } from '../pipeline/1-check-request.js';
-import type { Signature } from '../pipeline/3-verify.js';
 import { type Admission, createAdmission } from '../pipeline/admission.js';
 import { Claims } from '../pipeline/claims.js';
 import { Executor } from '../pipeline/executor.js';
 import { createPipeline, type Walked } from '../pipeline/index.js';
 import type { Report } from '../pipeline/report.js';
-import { createVerifier, type Verifier } from '../signature/index.js';
-import { isModeMap } from '../signature/secrets.js';
+import type { Verifier } from '../signature/index.js';
+import { isModeMap, type Secrets } from '../signature/secrets.js';
 import type { MemoryDedupeStore } from '../stores/memory.js';
 import type { DedupeStore, StoreTx } from '../stores/types.js';
 import {
@@ -36,7 +35,8 @@ import {
   HandlerRegistry,
   type RejectionHandler,
 } from './handlers.js';
-import { type ReceiverOptions, resolveOptions } from './options.js';
+import { ignoredModes, type ReceiverOptions, resolveOptions } from './options.js';
+import { signatureOf, tenantSecretsOf, verifierOf } from './verifiers.js';
 
 export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
   /** Handle one event type; `event` is typed from the catalogue entry of that type. */
@@ -56,6 +56,11 @@ export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
    * message the sender got and redacted diagnostics. Nothing was processed.
    */
   onRejected(handler: RejectionHandler): this;
+  /**
+   * With a `secrets` lookup: drops what is cached of this tenant (its secrets, or that it is unknown), so the
+   * next delivery looks it up again. Call it when a tenant's secret changes or a tenant is added.
+   */
+  forgetSecrets(tenant: string): void;
   /** The whole pipeline: request checks, verify, parse, claim, dispatch, settle. Never rejects. */
   receive(request: ReceiveRequest): Promise<Outcome>;
   /**
@@ -90,12 +95,7 @@ export function createReceiver<
 >(options: ReceiverOptions<C, S>): Receiver<C, StoreTx<S>> {
   type Tx = StoreTx<S>;
   const opts = resolveOptions(options);
-  const verifier = createVerifier({
-    secrets: opts.secrets,
-    toleranceSeconds: opts.toleranceSeconds,
-    profile: opts.profile,
-    crypto: opts.crypto,
-  });
+  const verifier = verifierOf(opts);
   // Only a log line prints a request's first failure: without a logger none is kept.
   const failures = opts.logger ? new Map<string, string | undefined>() : undefined;
   const registry = new HandlerRegistry<C, Tx>(failures && noteFirstFailure(failures));
@@ -103,6 +103,7 @@ export function createReceiver<
   const report = reporter(registry, opts.logger ? undefined : unheardRefusals());
   const executor = new Executor({ concurrency: opts.concurrency, maxQueue: opts.maxQueue });
   const admission = createAdmission();
+  const tenants = tenantSecretsOf(opts, report);
   const pipeline = createPipeline<Tx>({
     ...opts,
     signature: signatureOf(verifier),
@@ -113,9 +114,11 @@ export function createReceiver<
     executor,
     report,
     admission,
+    tenants,
+    ignoring: ignoredModes(opts.modes),
   });
   const metrics = new MetricsRecorder();
-  const modes = modesOf(options.secrets, verifier);
+  const modes = modesOf(tenants ? { live: [] } : (options.secrets as Secrets), verifier);
   const observe = createRequestObserver({
     logger: opts.logger,
     metrics,
@@ -149,6 +152,7 @@ export function createReceiver<
     receive: receiving(pipeline, observe, failures, report, tracedOf(opts, modes.modes)),
     dispatch: (event, ctx) => registry.dispatch(event, ctx),
     reportError: (error, ctx) => registry.reportError(error, ctx),
+    forgetSecrets: (tenant) => tenants?.forget(tenant),
     close(closeOptions = {}) {
       admission.closing = true;
       closed ??= closing(executor, admission, closeOptions.timeoutMs);
@@ -176,13 +180,6 @@ function noteFirstFailure(failures: Map<string, string | undefined>): ErrorHandl
   };
 }
 
-function signatureOf(verifier: Verifier): Signature {
-  return {
-    check: (input, now) => verifier.verify(input, now),
-    explain: (reason, request) => verifier.profile.explain(reason, request),
-  };
-}
-
 function reporter(
   registry: {
     reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
@@ -198,7 +195,7 @@ function reporter(
 }
 
 /** A single secret or list names no mode: its secrets are `secrets[0]`…, not `live[0]`, in diagnostics. */
-function modesOf(secrets: ReceiverOptions['secrets'], verifier: Verifier) {
+function modesOf(secrets: Secrets | undefined, verifier: Verifier) {
   const modes = secrets !== undefined && isModeMap(secrets);
   const secretLabels = modes ? verifier.secretLabels : verifier.secretLabels.map((_, i) => `secrets[${i}]`);
   return { modes, diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels } };

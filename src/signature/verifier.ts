@@ -53,7 +53,7 @@ export interface Verifier<
 }
 
 /** The crypto option, checked here: a wrong object would otherwise fail only on the first delivery. */
-function cryptoOf(options: VerifierOptions): CryptoProvider {
+export function cryptoOf(options: Pick<VerifierOptions, 'crypto'>): CryptoProvider {
   const crypto = options.crypto ?? defaultCryptoProvider();
   if (
     typeof crypto?.hmac !== 'function' ||

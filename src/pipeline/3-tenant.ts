@@ -1,0 +1,95 @@
+import type { Awaitable } from '../base/awaitable.js';
+import { escapeControls } from '../base/printable.js';
+import { getHeader, type HeaderSource } from '../contract/request.js';
+import type { Read } from './2-read-body.js';
+import type { Signature } from './3-verify.js';
+import type { Report } from './report.js';
+import type { Stop } from './stop.js';
+
+/**
+ * What the receiver's `tenant` option reads the tenant from. The body is as received and not yet verified: a
+ * tenant read from it may only choose which secret to check the signature with, and the signature then proves it.
+ */
+export interface TenantRequest {
+  /** The route's parameters as the framework matched them (`/webhooks/:account` → `{ account: 'acme' }`); `{}` when none. */
+  readonly params: Readonly<Record<string, string | undefined>>;
+  /** A header, case-insensitively; repeated headers are joined with a comma. */
+  header(name: string): string | undefined;
+  /** The request target as received (a path with its query, or an absolute URL), when the adapter gave it. */
+  readonly url: string | undefined;
+  /** The raw body, exactly as received (not verified yet). */
+  readonly body: string | Uint8Array;
+}
+
+/** Which tenant a request names, from the receiver's `tenant` option. */
+export type TenantOf = (request: TenantRequest) => string | undefined;
+
+/** A read request and the tenant it named. */
+export interface Tenanted extends Read {
+  readonly tenant: string;
+}
+
+/** The tenants' signatures, looked up and cached by the receiver (receiver/tenant-secrets.ts). */
+export interface TenantSignatures {
+  readonly tenantOf: TenantOf;
+  /** The signature that checks this tenant's deliveries, or why there is none (unknown, or the lookup failed). */
+  signatureOf(tenant: string, requestId: string): Awaitable<Signature | Stop>;
+  report: Report;
+}
+
+/** Longer tenants are refused: each one a cache entry, and a URL can be long. */
+export const MAX_TENANT_LENGTH = 256;
+
+const NO_PARAMS: Readonly<Record<string, string | undefined>> = Object.freeze({});
+
+/** A tenant as a message or a log shows it: quoted, control characters escaped, never acted on by a terminal. */
+export function printableTenant(tenant: string): string {
+  return escapeControls(JSON.stringify(tenant));
+}
+
+/**
+ * Names the tenant of a request with the `tenant` option (synchronous, user code). A request that names none is
+ * 401 unknown_tenant; a `tenant` function that throws is this side's failure: 503 tenant_lookup_failed, onError
+ * is told, and the service's retry finds it once the function is fixed.
+ */
+export function nameTenant(read: Read, tenants: TenantSignatures): Tenanted | Stop | Promise<Stop> {
+  let named: unknown;
+  try {
+    named = tenants.tenantOf(tenantRequest(read));
+  } catch (cause) {
+    const message = 'The tenant option threw while reading the tenant from the request.';
+    const { requestId } = read;
+    return tenants
+      .report('tenant_lookup_failed', message, cause, { requestId, reason: 'tenant_lookup_failed' })
+      .then(() => ({
+        stop: 'tenant_lookup_failed',
+        message: `${message} Nothing was processed; retry later.`,
+      }));
+  }
+  if (typeof named !== 'string' || named.length === 0) {
+    const what =
+      named === '' ? 'an empty string' : typeof named === 'string' ? 'a string' : String(typeof named);
+    return {
+      stop: 'unknown_tenant',
+      message: `This request names no tenant: the tenant option returned ${what}. Post to the URL that names the account (for example /webhooks/<account>), or check what the tenant option reads.`,
+    };
+  }
+  if (named.length > MAX_TENANT_LENGTH) {
+    return {
+      stop: 'unknown_tenant',
+      message: `The tenant this request names is longer than ${MAX_TENANT_LENGTH} characters; no tenant is. Check the URL the service posts to.`,
+    };
+  }
+  return { request: read.request, requestId: read.requestId, body: read.body, tenant: named };
+}
+
+function tenantRequest(read: Read): TenantRequest {
+  const { request } = read;
+  const headers: HeaderSource = request.headers ?? {};
+  return {
+    params: request.params ?? NO_PARAMS,
+    header: (name) => getHeader(headers, name),
+    url: request.url,
+    body: read.body,
+  };
+}

@@ -53,7 +53,10 @@ const NEST_NAMES: NodeRequestNames<Request> = {
 export interface WebhooksModuleOptions {
   /** The receiver that answers every request to `path` (createReceiver from 'messaging-webhooks'). */
   receiver: AdapterReceiver;
-  /** The webhook route, under the app's global prefix. Default: '/webhooks'. */
+  /**
+   * The webhook route, under the app's global prefix. Default: '/webhooks'. A route with parameters
+   * (`/webhooks/:account`) hands them to the receiver as `request.params`.
+   */
   path?: string;
   /** Make WEBHOOK_RECEIVER injectable in every module, not only in those that import this one. */
   global?: boolean;

@@ -4,9 +4,8 @@ import { createReceiver } from 'messaging-webhooks';
 import { createFetchHandler, type FetchHandlerContext } from 'messaging-webhooks/fetch';
 import {
   accountRoute,
-  MAX_BODY_BYTES,
+  createConformanceOptions,
   recordHandledEvents,
-  SECRET,
 } from '../../adapters/conformance-handlers.js';
 
 export interface ConformanceApp {
@@ -20,7 +19,7 @@ export function lazyConformanceApp(): () => ConformanceApp {
   let app: ConformanceApp | undefined;
   return () => {
     if (app) return app;
-    const receiver = createReceiver({ secrets: SECRET, maxBodyBytes: MAX_BODY_BYTES });
+    const receiver = createReceiver(createConformanceOptions());
     const handled = recordHandledEvents(receiver);
     const webhooks = createFetchHandler(receiver);
     app = { webhooks, handled: () => Response.json(handled) };

@@ -13,9 +13,8 @@ const FETCH_FIX =
 
 /**
  * What the platform hands a handler besides the request: Cloudflare Workers' and Vercel's `waitUntil`, to keep
- * work alive after the response, and the route's parameters, for the receiver's `tenant` option (Next.js's
- * route context and Cloudflare Pages' function context carry them as they are; other frameworks pass
- * `{ params }` from their own request event).
+ * work alive after the response, and the route's parameters, for the receiver's `tenant` option (frameworks
+ * pass `{ params }` from their own request event: SvelteKit's `event.params`, h3's `event.context.params`).
  */
 export interface FetchHandlerContext {
   waitUntil?(work: Promise<unknown>): void;

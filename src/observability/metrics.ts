@@ -10,6 +10,9 @@ export const DURATION_BUCKETS: readonly number[] = [
 /** Event types counted separately; past this many, further types are counted as `other`. */
 const MAX_EVENT_TYPES = 64;
 const OTHER_EVENT_TYPE = 'other';
+/** Verified tenants counted separately; past this many, further tenants are counted as `other`. */
+export const MAX_TENANTS = 100;
+export const OTHER_TENANT = 'other';
 
 export interface MetricsSeries {
   /** `processed`, `duplicate`, `accepted` or a reason code. */
@@ -17,6 +20,12 @@ export interface MetricsSeries {
   status: number;
   /** `''` when the request was rejected before its event was parsed. */
   eventType: string;
+  /**
+   * With the receiver's `tenant` option: the tenant whose secret verified the request (the first 100 tenants
+   * seen; later ones are `other`). `''` without a tenant or before verification: an unknown tenant never
+   * becomes a series of its own.
+   */
+  tenant: string;
   count: number;
   durationSecondsSum: number;
   /** Cumulative counts per DURATION_BUCKETS bound, then the +Inf bucket (equal to count). */
@@ -35,6 +44,8 @@ export interface MetricsSnapshot {
 
 interface Series {
   readonly status: number;
+  readonly eventType: string;
+  readonly tenant: string;
   count: number;
   sum: number;
   /** Per-bucket (not cumulative) counts; the last slot is +Inf. */
@@ -48,6 +59,7 @@ interface Series {
 export class MetricsRecorder {
   readonly #byOutcome = new Map<string, Map<string, Series>>();
   readonly #eventTypes = new Set<string>();
+  readonly #tenants = new Set<string>();
 
   record(outcome: Outcome, durationSeconds: number): void {
     const label = outcomeLabel(outcome);
@@ -57,15 +69,21 @@ export class MetricsRecorder {
       this.#byOutcome.set(label, byType);
     }
     const eventType = this.#eventType(outcome.event?.type);
-    let series = byType.get(eventType);
+    // Only a verified request's tenant: mode is set once the signature verified.
+    const tenant =
+      outcome.tenant !== undefined && outcome.mode !== undefined ? this.#tenant(outcome.tenant) : '';
+    const key = tenant === '' ? eventType : `${eventType}\n${tenant}`;
+    let series = byType.get(key);
     if (!series) {
       series = {
         status: outcome.status,
+        eventType,
+        tenant,
         count: 0,
         sum: 0,
         buckets: new Float64Array(DURATION_BUCKETS.length + 1),
       };
-      byType.set(eventType, series);
+      byType.set(key, series);
     }
     series.count++;
     series.sum += durationSeconds;
@@ -75,9 +93,9 @@ export class MetricsRecorder {
   snapshot(queue: MetricsSnapshot['queue'], durable?: DurableQueueCounts): MetricsSnapshot {
     const series: MetricsSeries[] = [];
     for (const [outcome, byType] of this.#byOutcome) {
-      for (const [eventType, { status, count, sum, buckets }] of byType) {
+      for (const { status, eventType, tenant, count, sum, buckets } of byType.values()) {
         const durationBuckets = cumulative(buckets);
-        series.push({ outcome, status, eventType, count, durationSecondsSum: sum, durationBuckets });
+        series.push({ outcome, status, eventType, tenant, count, durationSecondsSum: sum, durationBuckets });
       }
     }
     const snapshot: MetricsSnapshot = { bucketBounds: DURATION_BUCKETS, series, queue };
@@ -92,5 +110,12 @@ export class MetricsRecorder {
     if (this.#eventTypes.size >= MAX_EVENT_TYPES) return OTHER_EVENT_TYPE;
     this.#eventTypes.add(type);
     return type;
+  }
+
+  #tenant(tenant: string): string {
+    if (this.#tenants.has(tenant)) return tenant;
+    if (this.#tenants.size >= MAX_TENANTS) return OTHER_TENANT;
+    this.#tenants.add(tenant);
+    return tenant;
   }
 }

@@ -1,4 +1,5 @@
-import type { MetricsSnapshot } from './metrics.js';
+import { WebhookConfigError } from '../base/errors.js';
+import { type MetricsSeries, type MetricsSnapshot, OTHER_TENANT } from './metrics.js';
 import {
   collector,
   histogramSamples,
@@ -8,6 +9,17 @@ import {
 } from './prometheus-collector.js';
 
 export type { RegisterMetricsOptions } from './prometheus-collector.js';
+
+/** A receiver's metrics options: the shared ones, and whether its series carry a `tenant` label. */
+export interface ReceiverMetricsOptions extends RegisterMetricsOptions {
+  /**
+   * With the receiver's `tenant` option: a `tenant` label on the request series. `true` labels the first 100
+   * tenants whose requests verified (later ones: `other`); a list labels those tenants only (every other one:
+   * `other`). A request with no verified tenant has `tenant=""`, so an unknown tenant never makes a series.
+   * Default: no tenant label.
+   */
+  tenants?: true | readonly string[];
+}
 export { registerWorkerMetrics, type WorkerMetricsSource } from './prometheus-worker.js';
 
 /** Anything with the receiver's metrics(): a Receiver of any catalogue and store. */
@@ -27,15 +39,19 @@ export interface MetricsSource {
  * `<prefix>durable_jobs_running`, `<prefix>durable_jobs_retrying` and `<prefix>durable_dead_letters`.
  * A worker's own series: registerWorkerMetrics.
  */
-export function registerMetrics(source: MetricsSource, options: RegisterMetricsOptions): void {
-  const { registry, prefix, labels: extra } = metricsOptions(options, ['outcome', 'status', 'event_type']);
+export function registerMetrics(source: MetricsSource, options: ReceiverMetricsOptions): void {
+  const tenantLabel = tenantLabelOf(options?.tenants);
+  const own = ['outcome', 'status', 'event_type', ...(tenantLabel ? ['tenant'] : [])];
+  const { registry, prefix, labels: extra } = metricsOptions(options, own);
 
-  const seriesLabels = (series: MetricsSnapshot['series'][number]) => ({
-    ...extra,
-    outcome: series.outcome,
-    status: series.status,
-    event_type: series.eventType,
-  });
+  const seriesLabels = (series: MetricsSeries): Record<string, string | number> => {
+    const labels = { ...extra, outcome: series.outcome, status: series.status, event_type: series.eventType };
+    return tenantLabel ? { ...labels, tenant: series.tenant } : labels;
+  };
+  const snapshot = (): MetricsSnapshot => {
+    const read = source.metrics();
+    return { ...read, series: bySeriesLabels(read.series, tenantLabel) };
+  };
 
   const requests = `${prefix}requests_total`;
   registry.registerMetric(
@@ -43,7 +59,7 @@ export function registerMetrics(source: MetricsSource, options: RegisterMetricsO
       requests,
       'Webhook requests answered, by outcome (reason code), status and event type.',
       'counter',
-      () => source.metrics().series.map((series) => ({ value: series.count, labels: seriesLabels(series) })),
+      () => snapshot().series.map((series) => ({ value: series.count, labels: seriesLabels(series) })),
     ),
   );
 
@@ -54,7 +70,7 @@ export function registerMetrics(source: MetricsSource, options: RegisterMetricsO
       'Time from request to answer, by outcome, status and event type.',
       'histogram',
       () => {
-        const { bucketBounds, series: all } = source.metrics();
+        const { bucketBounds, series: all } = snapshot();
         return all.flatMap((series): Sample[] =>
           histogramSamples(duration, bucketBounds, seriesLabels(series), {
             buckets: series.durationBuckets,
@@ -92,4 +108,43 @@ export function registerMetrics(source: MetricsSource, options: RegisterMetricsO
     "Durable jobs that failed every attempt, in the engine's dead-letter.",
     ({ durable }) => durable?.deadLettered,
   );
+}
+
+/** What each tenant is labelled as: itself when allowed, else `other`; undefined without a tenant label. */
+function tenantLabelOf(tenants: ReceiverMetricsOptions['tenants']): ((tenant: string) => string) | undefined {
+  if (tenants === undefined) return undefined;
+  if (tenants === true) return (tenant) => tenant;
+  if (!Array.isArray(tenants) || !tenants.every((tenant) => typeof tenant === 'string')) {
+    throw new WebhookConfigError(
+      "tenants must be true (the first 100 tenants seen) or a list of tenant names: tenants: ['acme', 'globex'].",
+    );
+  }
+  const allowed = new Set<string>(tenants);
+  return (tenant) => (tenant === '' || allowed.has(tenant) ? tenant : OTHER_TENANT);
+}
+
+/**
+ * The series as Prometheus gets them: the receiver keeps one per tenant, so those whose labels come out the same
+ * (every tenant without a tenant label, the tenants of `other`) are added up into one.
+ */
+function bySeriesLabels(
+  series: readonly MetricsSeries[],
+  tenantLabel: ((tenant: string) => string) | undefined,
+): MetricsSeries[] {
+  const merged = new Map<string, MetricsSeries>();
+  for (const one of series) {
+    const tenant = tenantLabel ? tenantLabel(one.tenant) : '';
+    const key = `${one.outcome}\n${one.status}\n${one.eventType}\n${tenant}`;
+    const into = merged.get(key);
+    if (into === undefined) {
+      merged.set(key, { ...one, tenant, durationBuckets: [...one.durationBuckets] });
+      continue;
+    }
+    into.count += one.count;
+    into.durationSecondsSum += one.durationSecondsSum;
+    one.durationBuckets.forEach((count, index) => {
+      into.durationBuckets[index] = (into.durationBuckets[index] ?? 0) + count;
+    });
+  }
+  return [...merged.values()];
 }

@@ -83,13 +83,26 @@ export function nameTenant(read: Read, tenants: TenantSignatures): Tenanted | St
   return { request: read.request, requestId: read.requestId, body: read.body, tenant: named };
 }
 
+/** One object per request, its method on the prototype: no closure made per request. */
+class RequestView implements TenantRequest {
+  readonly params: Readonly<Record<string, string | undefined>>;
+  readonly url: string | undefined;
+  readonly body: string | Uint8Array;
+  readonly #headers: HeaderSource;
+
+  constructor(read: Read) {
+    const { request } = read;
+    this.params = request.params ?? NO_PARAMS;
+    this.url = request.url;
+    this.body = read.body;
+    this.#headers = request.headers ?? {};
+  }
+
+  header(name: string): string | undefined {
+    return getHeader(this.#headers, name);
+  }
+}
+
 function tenantRequest(read: Read): TenantRequest {
-  const { request } = read;
-  const headers: HeaderSource = request.headers ?? {};
-  return {
-    params: request.params ?? NO_PARAMS,
-    header: (name) => getHeader(headers, name),
-    url: request.url,
-    body: read.body,
-  };
+  return new RequestView(read);
 }

@@ -105,12 +105,17 @@ type TenantFound = { signed: Tenanted; signature: Signature } | { reached: Read 
 
 /** 3 the tenant's signature: the tenant the request names, then its secrets (cached, or looked up). */
 function tenantSignature(read: Read, tenants: TenantSignatures): Awaitable<TenantFound> {
-  return andThen(nameTenant(read, tenants), (named): Awaitable<TenantFound> => {
-    if ('stop' in named) return { reached: read, stop: named };
-    return andThen(tenants.signatureOf(named.tenant, read.requestId), (found) =>
-      'stop' in found ? { reached: named, stop: found } : { signed: named, signature: found },
-    );
-  });
+  const naming = nameTenant(read, tenants);
+  if (isThenable(naming)) return naming.then((stop) => ({ reached: read, stop }));
+  if ('stop' in naming) return { reached: read, stop: naming };
+  const finding = tenants.signatureOf(naming.tenant, read.requestId);
+  // A cached tenant answers at once: no closure, no promise.
+  if (!isThenable(finding)) return foundFor(naming, finding);
+  return Promise.resolve(finding).then((found) => foundFor(naming, found));
+}
+
+function foundFor(named: Tenanted, found: Signature | Stop): TenantFound {
+  return 'stop' in found ? { reached: named, stop: found } : { signed: named, signature: found };
 }
 
 /** 6 claim → 7 execute → 8 settle, in this process. */

@@ -93,6 +93,7 @@ describe('onRejected: every 4xx answer, the sender’s problem', () => {
       'invalid_json',
       'invalid_event',
       'event_in_progress',
+      'unknown_tenant',
     ];
     const answered4xx = Object.entries(reasonAnswers)
       .filter(([, answer]) => answer.status < 500)

@@ -27,6 +27,8 @@ export interface LambdaHttpEvent {
   multiValueHeaders?: Readonly<Record<string, readonly string[] | undefined>> | null;
   body?: string | null;
   isBase64Encoded?: boolean;
+  /** API Gateway: the route's parameters (`/webhooks/{account}`); null or absent without any. */
+  pathParameters?: Readonly<Record<string, string | undefined>> | null;
   requestContext?: {
     http?: { method?: string };
     elb?: { targetGroupArn?: string };
@@ -71,6 +73,7 @@ export function createLambdaHandler(source: ReceiverSource): LambdaHttpHandler {
       headers: headersOf(event),
       url: urlOf(event),
       ...(event.resource ? { route: event.resource } : {}),
+      ...(event.pathParameters ? { params: event.pathParameters } : {}),
       rawBody: bodyOf(event),
     });
     return resultFor(event, outcome);

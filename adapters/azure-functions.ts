@@ -13,6 +13,8 @@ const AZURE_FIX =
 export interface AzureHttpRequestLike extends WebBodySource {
   readonly method: string;
   readonly url: string;
+  /** The route's parameters (`route: 'webhooks/{account}'` in app.http's options). */
+  readonly params?: Readonly<Record<string, string | undefined>>;
 }
 
 /** What the handler returns: an `HttpResponseInit`. */
@@ -40,6 +42,7 @@ export function createAzureHandler(source: ReceiverSource): AzureHttpHandler {
       method: request.method,
       headers: request.headers,
       url: request.url,
+      ...(request.params ? { params: request.params } : {}),
       readBody: (maxBytes, deadlineMs) => readWebBody(request, maxBytes, deadlineMs),
       rawBodyHint: AZURE_FIX,
     });

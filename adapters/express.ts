@@ -1,5 +1,10 @@
 import type { Request, Response } from 'express';
-import { type AdapterReceiver, type NodeRequestNames, receiveNodeRequest } from '../src/adapter.js';
+import {
+  type AdapterReceiver,
+  type NodeRequestNames,
+  type ReceiveRequest,
+  receiveNodeRequest,
+} from '../src/adapter.js';
 import { expressBodySource } from './express-body.js';
 import { expressRoute } from './express-route.js';
 
@@ -14,6 +19,8 @@ const EXPRESS_NAMES: NodeRequestNames<Request> = {
   url: (req) => req.originalUrl,
   // The route template Express matched, mount templates included: never the path as sent (req.baseUrl).
   route: expressRoute,
+  // A router mounted under a path with parameters sees them only when made with Router({ mergeParams: true }).
+  params: (req) => req.params as ReceiveRequest['params'],
 };
 
 /**

@@ -6,7 +6,13 @@ import type {
   FastifyRequest,
 } from 'fastify';
 import fp from 'fastify-plugin';
-import { type AdapterReceiver, configError, nodeBodyReader, type Outcome } from '../src/adapter.js';
+import {
+  type AdapterReceiver,
+  configError,
+  nodeBodyReader,
+  type Outcome,
+  type ReceiveRequest,
+} from '../src/adapter.js';
 
 export interface FastifyWebhooksOptions {
   /** The receiver that answers every request to `path`. */
@@ -78,6 +84,7 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
         headers: request.headers,
         url: request.url,
         route,
+        params: request.params as ReceiveRequest['params'],
         readBody: nodeBodyReader(request.raw),
       });
     scope.setErrorHandler(async (error: FastifyError, request, reply) => {

@@ -1,12 +1,25 @@
-import { type ReceiverSource, readWebBody, receiverAtFirstRequest, toWebResponse } from '../src/adapter.js';
+import {
+  type ReceiveRequest,
+  type ReceiverSource,
+  readWebBody,
+  receiverAtFirstRequest,
+  toWebResponse,
+  type WebRouteParams,
+} from '../src/adapter.js';
 
 const FETCH_FIX =
   'The Request body was read (request.json(), request.text(), …) before the webhook handler: ' +
   'pass it the untouched Request, or request.clone() if something else must read it too.';
 
-/** What Cloudflare Workers (ctx), Vercel and Next.js hand a handler to keep work alive after the response. */
+/**
+ * What the platform hands a handler besides the request: Cloudflare Workers' and Vercel's `waitUntil`, to keep
+ * work alive after the response, and the route's parameters, for the receiver's `tenant` option (frameworks
+ * pass `{ params }` from their own request event: SvelteKit's `event.params`, h3's `event.context.params`).
+ */
 export interface FetchHandlerContext {
   waitUntil?(work: Promise<unknown>): void;
+  /** The route's parameters as the framework matched them: an object, or a promise of one (Next.js 15 on). */
+  params?: WebRouteParams;
 }
 
 export type FetchHandler = (request: Request, context?: FetchHandlerContext) => Promise<Response>;
@@ -20,10 +33,14 @@ export function createFetchHandler(source: ReceiverSource): FetchHandler {
   const receiver = receiverAtFirstRequest(source);
   return async (request, context) => {
     const waitUntil = context?.waitUntil;
+    // Awaited only when it is a promise: a plain object costs the request no turn of the microtask queue.
+    const given = context?.params;
+    const params = typeof (given as PromiseLike<unknown>)?.then === 'function' ? await given : given;
     const outcome = await receiver.receive({
       method: request.method,
       headers: request.headers,
       url: request.url,
+      ...(params ? { params: params as ReceiveRequest['params'] } : {}),
       readBody: (maxBytes, deadlineMs) => readWebBody(request, maxBytes, deadlineMs),
       rawBodyHint: FETCH_FIX,
       // Called as a method: Workers' ctx.waitUntil needs its `this`.

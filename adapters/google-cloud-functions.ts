@@ -34,6 +34,8 @@ const GCF_NAMES: NodeRequestNames<CloudFunctionRequest> = {
  * @google-cloud/functions-framework, or `export const webhooks = createCloudFunction(webhooks)`. Give it the
  * receiver, or a function that creates it at the first request. The framework reads the whole body before the
  * function runs and keeps its bytes in `req.rawBody`: that is what the signature is checked against.
+ * The framework sends every path to the function, so there are no route parameters: a `tenant` option reads
+ * the tenant from `request.url` instead.
  */
 export function createCloudFunction(source: ReceiverSource): CloudFunctionHandler {
   const receiver = receiverAtFirstRequest(source);

@@ -23,13 +23,19 @@ export interface KoaContextLike {
   readonly request: { readonly body?: unknown };
   readonly path: string;
   readonly originalUrl: string;
+  /** The route's parameters, when a router matched one (@koa/router's `ctx.params`). */
+  readonly params?: Readonly<Record<string, string | undefined>>;
   status: number;
   body: unknown;
   set(headers: Record<string, string>): void;
 }
 
 export interface KoaWebhookOptions {
-  /** Answer only this path (every method; others get the receiver's 405) and pass other paths on to `next`. */
+  /**
+   * Answer only this path (every method; others get the receiver's 405) and pass other paths on to `next`.
+   * Matched as it is: a route with parameters (`/webhooks/:account`) is a router's, e.g.
+   * `router.all('/webhooks/:account', webhookMiddleware(receiver))` with @koa/router.
+   */
   path?: string;
 }
 
@@ -58,6 +64,11 @@ export function webhookMiddleware(
   if (path !== undefined && (typeof path !== 'string' || !path.startsWith('/'))) {
     throw configError(
       `messaging-webhooks/koa needs the path as a string starting with "/", got ${JSON.stringify(path)}: ${USAGE}.`,
+    );
+  }
+  if (path?.includes('/:')) {
+    throw configError(
+      `messaging-webhooks/koa matches its path option as it is, so ${JSON.stringify(path)} would never match: mount a route with parameters on a router, router.all(${JSON.stringify(path)}, webhookMiddleware(receiver)) with @koa/router, whose ctx.params reach the receiver.`,
     );
   }
   return async (ctx, next) => {
@@ -95,6 +106,7 @@ function koaResponse(ctx: KoaContextLike): NodeResponseLike {
 function koaNames(ctx: KoaContextLike): NodeRequestNames<NodeRequestLike> {
   return {
     url: () => ctx.originalUrl,
+    params: () => ctx.params,
     route: () => {
       const route: unknown = (ctx as { _matchedRoute?: unknown })._matchedRoute;
       return typeof route === 'string' ? route : undefined;

@@ -24,6 +24,7 @@ import {
   type NodeRequestNames,
   type NodeResponseLike,
   nodeBodyReader,
+  type ReceiveRequest,
   receiveNodeRequest,
 } from '../src/adapter.js';
 import { expressBodySource } from './express-body.js';
@@ -45,13 +46,17 @@ const NEST_FASTIFY_FIX =
 const NEST_NAMES: NodeRequestNames<Request> = {
   url: (req) => req.originalUrl,
   route: expressRoute,
+  params: (req) => req.params as ReceiveRequest['params'],
 };
 
 /** `WebhooksModule.forRoot(options)`. */
 export interface WebhooksModuleOptions {
   /** The receiver that answers every request to `path` (createReceiver from 'messaging-webhooks'). */
   receiver: AdapterReceiver;
-  /** The webhook route, under the app's global prefix. Default: '/webhooks'. */
+  /**
+   * The webhook route, under the app's global prefix. Default: '/webhooks'. A route with parameters
+   * (`/webhooks/:account`) hands them to the receiver as `request.params`.
+   */
   path?: string;
   /** Make WEBHOOK_RECEIVER injectable in every module, not only in those that import this one. */
   global?: boolean;
@@ -225,6 +230,7 @@ interface FastifyRequestLike {
   body?: unknown;
   rawBody?: unknown;
   routeOptions?: { url?: string };
+  params?: unknown;
 }
 
 interface FastifyReplyLike {
@@ -242,7 +248,11 @@ function receiveFastifyRequest(
   reply: FastifyReplyLike,
 ): Promise<void> {
   reply.hijack();
-  const names: NodeRequestNames<NodeRequestLike> = { url: () => req.url, route: () => req.routeOptions?.url };
+  const names: NodeRequestNames<NodeRequestLike> = {
+    url: () => req.url,
+    route: () => req.routeOptions?.url,
+    params: () => req.params as ReceiveRequest['params'],
+  };
   return receiveNodeRequest(receiver, req.raw, reply.raw, fastifyBodySource(req), names);
 }
 

@@ -36,7 +36,13 @@ export type {
   TraceSpan,
   Tracing,
 } from './contract/tracing.js';
-export { readWebBody, toWebResponse, type WebBodyReader, type WebBodySource } from './contract/web-io.js';
+export {
+  readWebBody,
+  toWebResponse,
+  type WebBodyReader,
+  type WebBodySource,
+  type WebRouteParams,
+} from './contract/web-io.js';
 export { defaultCryptoProvider } from './crypto/default.js';
 export type {
   AsyncCryptoProvider,

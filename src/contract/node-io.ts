@@ -47,10 +47,15 @@ export interface RequestReceiver {
 /** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */
 export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawBodyHint'>;
 
-/** How a framework names a request for tracing: asked only when a tracer reads `url` or `route`. */
+/**
+ * How a framework names a request: its URL and route template for tracing, and the route's parameters for the
+ * receiver's `tenant` option. Each is asked only when something reads it.
+ */
 export interface NodeRequestNames<R extends NodeRequestLike> {
   url(req: R): string | undefined;
   route(req: R): string | undefined;
+  /** The route's parameters as the framework matched them (Express's `req.params`). Default: none. */
+  params?(req: R): ReceiveRequest['params'];
 }
 
 /** node:http's own names: the target as received, and no route template. */
@@ -80,7 +85,7 @@ const PAST_THE_REQUEST_EVENT = Promise.resolve();
 /**
  * The neutral request over a Node request: one class, so the core sees one shape from the node:http, Express
  * and Pages adapters.
- * `url` and `route` are read from `req` only when a tracer asks for them. Express gives each request object a
+ * `url`, `route` and `params` are read from `req` only when a tracer or the `tenant` option asks for them. Express gives each request object a
  * hidden class of its own (it changes the object's prototype, and V8 then makes a new hidden class for every
  * property added to it), so every property read from `req` misses V8's inline caches, at thousands of
  * instructions each.
@@ -110,6 +115,10 @@ class NodeRequest<R extends NodeRequestLike> implements ReceiveRequest {
 
   get route(): string | undefined {
     return this.#names.route(this.#req);
+  }
+
+  get params(): ReceiveRequest['params'] {
+    return this.#names.params?.(this.#req);
   }
 }
 

@@ -1,7 +1,14 @@
 import { concatBytes } from '../base/bytes.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import type { Outcome } from './outcome.js';
-import { BODY_TIMEOUT, BODY_TOO_LARGE } from './request.js';
+import { BODY_TIMEOUT, BODY_TOO_LARGE, type ReceiveRequest } from './request.js';
+
+/**
+ * A route's parameters as a Fetch framework hands them: an object (SvelteKit's `event.params`, React Router's
+ * `params`, h3's `event.context.params`), or a promise of one (Next.js 15 on: the route handler's
+ * `context.params`).
+ */
+export type WebRouteParams = ReceiveRequest['params'] | PromiseLike<ReceiveRequest['params']>;
 
 /**
  * What readWebBody reads of a request: a Fetch `Request`, or a platform's own request shaped like one (Azure

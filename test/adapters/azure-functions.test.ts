@@ -5,13 +5,16 @@ import { type AzureHttpHandler, createAzureHandler } from '../../adapters/azure-
 import { createReceiver } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
+import { ACCOUNT, accountRoute, createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 /**
  * Test-only bridge from node:http to the handler, as the Functions host runs it: the whole body is read first
  * (the host buffers it), then given to @azure/functions' own HttpRequest; the result is written back sized.
  */
-function azureBridge(handler: AzureHttpHandler) {
+function azureBridge(
+  handler: AzureHttpHandler,
+  route?: (url: string | undefined) => Record<string, string | undefined> | undefined,
+) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
@@ -20,10 +23,13 @@ function azureBridge(handler: AzureHttpHandler) {
       if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(', ') : value;
     }
     const body = Buffer.concat(chunks);
+    // The host matches the function's route (`route: 'webhooks/{account}'`) and hands over its parameters.
+    const params = route?.(req.url);
     const request = new HttpRequest({
       method: req.method ?? 'GET',
       url: `http://${req.headers.host}${req.url}`,
       headers,
+      ...(params ? { params: params as Record<string, string> } : {}),
       ...(body.length > 0 ? { body: { bytes: body } } : {}),
     });
     const result = await handler(request);
@@ -39,8 +45,8 @@ runConformanceSuite(
   'azure functions v4 (HttpRequest)',
   async (profile) => {
     const { receiver, handled } = createConformanceReceiver(profile);
-    const server = createServer(azureBridge(createAzureHandler(receiver)));
-    const url = `${await listen(server)}/webhooks`;
+    const server = createServer(azureBridge(createAzureHandler(receiver), accountRoute));
+    const url = `${await listen(server)}/webhooks/${ACCOUNT}`;
     return { url, handled: async () => handled, close: () => closeServer(server) };
   },
   { skip: ['payload_too_large_declared', 'payload_too_large_chunked'] },

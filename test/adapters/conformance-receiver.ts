@@ -1,12 +1,16 @@
 import { createProfile, createReceiver, defaultProfile, type SignatureProfile } from '../../src/index.js';
-import { type HandledEvent, MAX_BODY_BYTES, recordHandledEvents, SECRET } from './conformance-handlers.js';
+import { createConformanceOptions, type HandledEvent, recordHandledEvents } from './conformance-handlers.js';
 
 export {
+  ACCOUNT,
+  accountRoute,
   FAILING_OPERATOR,
   type HandledEvent,
+  LOOKUP_TIMEOUT_MS,
   MAX_BODY_BYTES,
   SECRET,
   SLOW_OPERATOR,
+  TENANTS,
 } from './conformance-handlers.js';
 
 /**
@@ -28,11 +32,14 @@ export const CONFORMANCE_PROFILES: readonly SignatureProfile[] = [
 
 export type ConformanceReceiver = ReturnType<typeof createReceiver>;
 
-/** The receiver every in-process target mounts; its handlers record what they saw into `handled`. */
+/**
+ * The receiver every in-process target mounts, for every account on one route (createConformanceOptions); its
+ * handlers record what they saw into `handled`.
+ */
 export function createConformanceReceiver(profile: SignatureProfile = defaultProfile): {
   receiver: ConformanceReceiver;
   handled: HandledEvent[];
 } {
-  const receiver = createReceiver({ secrets: SECRET, maxBodyBytes: MAX_BODY_BYTES, profile });
+  const receiver = createReceiver({ ...createConformanceOptions(), profile });
   return { receiver, handled: recordHandledEvents(receiver) };
 }

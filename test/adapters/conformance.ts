@@ -7,18 +7,24 @@ import {
 } from '../../src/testing.js';
 import { type Reply, rawPost } from '../support/http.js';
 import {
+  ACCOUNT,
   CONFORMANCE_PROFILES,
   FAILING_OPERATOR,
   type HandledEvent,
   MAX_BODY_BYTES,
   SECRET,
   SLOW_OPERATOR,
+  TENANTS,
 } from './conformance-receiver.js';
 
 export { closeServer, listen } from '../support/http.js';
 
 export interface ConformanceServer {
-  /** Full URL of the webhook route. */
+  /**
+   * Full URL of the webhook route for the account ACCOUNT: the route has a parameter (`/webhooks/:account` in
+   * the framework's syntax), so the URL ends in the account (`/webhooks/acme`); the other accounts' URLs are this
+   * one with another last segment.
+   */
   url: string;
   handled(): Promise<HandledEvent[]>;
   close(): Promise<void>;
@@ -45,6 +51,12 @@ export const conformanceCases = [
   'concurrent_deliveries',
   'chunked_body',
   'sized_answers',
+  'route_params',
+  'tenants',
+  'tenant_rotation',
+  'unknown_tenant',
+  'tenant_lookup_failed',
+  'tenant_lookup_hung',
 ] as const;
 export type ConformanceCase = (typeof conformanceCases)[number];
 
@@ -98,15 +110,25 @@ function defineSuite(
     const post = async (
       body: string | Uint8Array<ArrayBuffer>,
       headers: Record<string, string>,
+      url = server.url,
     ): Promise<Reply> => {
-      const response = await fetch(server.url, { method: 'POST', headers, body });
+      const response = await fetch(url, { method: 'POST', headers, body });
       return { status: response.status, headers: response.headers, text: await response.text() };
     };
     const deliver = (event: unknown, timestamp?: number) => {
       const signed = createSignedRequest(event, { secret: SECRET, ...(timestamp ? { timestamp } : {}) });
       return post(signed.body, signed.headers);
     };
-    const handledOf = async (id: string) => (await server.handled()).filter((seen) => seen.id === id);
+    // The route's parameters and the tenant are the route_params and tenant cases': the others compare the event.
+    const handledOf = async (id: string) =>
+      (await server.handled())
+        .filter((seen) => seen.id === id)
+        .map(({ params: _params, tenant: _tenant, ...seen }) => seen);
+    const urlFor = (account: string) => {
+      if (!server.url.endsWith(`/${ACCOUNT}`))
+        throw new Error(`The target's url must end in the account, /${ACCOUNT}, got ${server.url}`);
+      return `${server.url.slice(0, -ACCOUNT.length)}${account}`;
+    };
 
     test('processed', 'a signed event is answered 200 and its handler gets the typed event', async () => {
       const event = createEvent('message.delivered');
@@ -312,6 +334,90 @@ function defineSuite(
       expectAccepted(reply, false);
       expect(await handledOf(event.id)).toHaveLength(1);
     });
+
+    /** `event` signed with `secret`, posted to the route of `account`. */
+    const deliverTo = (account: string, event: unknown, secret: string) => {
+      const signed = createSignedRequest(event, { secret });
+      return post(signed.body, signed.headers, urlFor(account));
+    };
+    const other = TENANTS.other;
+    const tenantsOf = async (id: string) =>
+      (await server.handled()).filter((seen) => seen.id === id).map((seen) => seen.tenant);
+
+    test('route_params', "the route's parameters reach the receiver as request.params", async () => {
+      const event = createEvent('message.delivered');
+      expectAccepted(await deliver(event), false);
+      const second = createEvent('message.delivered');
+      expectAccepted(await deliverTo(other.account, second, other.secret), false);
+      const paramsOf = async (id: string) =>
+        (await server.handled()).filter((seen) => seen.id === id).map((seen) => seen.params);
+      expect(await paramsOf(event.id)).toEqual([{ account: ACCOUNT }]);
+      expect(await paramsOf(second.id)).toEqual([{ account: other.account }]);
+    });
+
+    test(
+      'tenants',
+      'two accounts on one route: each verified with its own secret, ctx.tenant says which',
+      async () => {
+        const event = createEvent('message.delivered');
+        expectAccepted(await deliver(event), false);
+        // The same event for the other account is that account's own: not a duplicate of the first.
+        expectAccepted(await deliverTo(other.account, event, other.secret), false);
+        expect((await tenantsOf(event.id)).sort()).toEqual([ACCOUNT, other.account].sort());
+        // Signed with one account's secret and sent to the other's route: not that account's event.
+        const crossed = createEvent('message.delivered');
+        expectErrorReply(await deliverTo(other.account, crossed, SECRET), 401, 'signature_mismatch');
+        expectErrorReply(await deliverTo(ACCOUNT, crossed, other.secret), 401, 'signature_mismatch');
+        expect(await tenantsOf(crossed.id)).toEqual([]);
+      },
+    );
+
+    test(
+      'tenant_rotation',
+      'an account in the middle of a rotation: both of its secrets verify',
+      async () => {
+        const { account, secrets } = TENANTS.rotating;
+        const [newer, older] = [createEvent('message.delivered'), createEvent('message.failed')];
+        expectAccepted(await deliverTo(account, newer, secrets[0]), false);
+        expectAccepted(await deliverTo(account, older, secrets[1]), false);
+        expect([...(await tenantsOf(newer.id)), ...(await tenantsOf(older.id))]).toEqual([account, account]);
+        const stranger = createEvent('message.delivered');
+        expectErrorReply(await deliverTo(account, stranger, SECRET), 401, 'signature_mismatch');
+      },
+    );
+
+    test('unknown_tenant', 'an account the lookup does not know is answered 401 unknown_tenant', async () => {
+      const event = createEvent('message.delivered');
+      const reply = await deliverTo(TENANTS.unknown, event, SECRET);
+      expectErrorReply(reply, 401, 'unknown_tenant');
+      expect(reply.text).not.toContain(SECRET);
+      expect(await tenantsOf(event.id)).toEqual([]);
+    });
+
+    test(
+      'tenant_lookup_failed',
+      'a lookup that fails is answered 503 + Retry-After, nothing processed',
+      async () => {
+        const event = createEvent('message.delivered');
+        const reply = await deliverTo(TENANTS.failing, event, SECRET);
+        expectErrorReply(reply, 503, 'tenant_lookup_failed');
+        expect(Number(reply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(reply.text).not.toContain('secrets store is down');
+        expect(await tenantsOf(event.id)).toEqual([]);
+      },
+    );
+
+    test(
+      'tenant_lookup_hung',
+      "a lookup that never answers is answered 503 + Retry-After once the lookup's deadline passed",
+      async () => {
+        const event = createEvent('message.delivered');
+        const reply = await deliverTo(TENANTS.hanging, event, SECRET);
+        expectErrorReply(reply, 503, 'tenant_lookup_failed');
+        expect(Number(reply.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect(await tenantsOf(event.id)).toEqual([]);
+      },
+    );
 
     test('sized_answers', 'answers carry a Content-Length, never a chunked body', async () => {
       // One write per answer, and the framing webhook senders' HTTP clients handle best.

@@ -10,7 +10,7 @@ const handle = createFetchHandler(receiver);
 
 const app = new Elysia()
   // The guide's route: parse 'none' leaves the body unread; all: other methods get the handler's 405.
-  .all('/webhooks', ({ request }) => handle(request), { parse: 'none' })
+  .all('/webhooks/:account', ({ request, params }) => handle(request, { params }), { parse: 'none' })
   // The mistake the guide warns of: a handler that names `body` makes Elysia parse it first.
   .post('/parsed', ({ request, body }) => (body === undefined ? new Response(null) : handle(request)))
   .use(

@@ -4,7 +4,7 @@ import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { root } from '../support/build.js';
 import { start } from '../support/child-processes.js';
 import { type ConformanceServer, runConformanceSuite } from './conformance.js';
-import { CONFORMANCE_PROFILES, type HandledEvent, SECRET } from './conformance-receiver.js';
+import { ACCOUNT, CONFORMANCE_PROFILES, type HandledEvent, SECRET } from './conformance-receiver.js';
 
 /**
  * The Fetch handler on Elysia routes in real Bun (test/adapters/elysia-app.ts), reached over a real
@@ -25,7 +25,7 @@ async function startElysia(profileName = CONFORMANCE_PROFILES[0]?.name): Promise
 runConformanceSuite('Elysia under Bun (parse: none)', async (profile): Promise<ConformanceServer> => {
   const { base, stop } = await startElysia(profile.name);
   return {
-    url: `${base}/webhooks`,
+    url: `${base}/webhooks/${ACCOUNT}`,
     handled: async () => (await (await fetch(`${base}/handled`)).json()) as HandledEvent[],
     close: async () => {
       await stop();

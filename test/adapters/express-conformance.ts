@@ -2,7 +2,7 @@ import { createServer, type RequestListener } from 'node:http';
 import { webhookHandler } from '../../adapters/express.js';
 import type { SignatureProfile } from '../../src/index.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, MAX_BODY_BYTES } from './conformance-receiver.js';
+import { ACCOUNT, createConformanceReceiver, MAX_BODY_BYTES } from './conformance-receiver.js';
 
 type Handler = ReturnType<typeof webhookHandler>;
 type Middleware = (...args: never[]) => unknown;
@@ -15,12 +15,16 @@ export interface ExpressMajor {
     use(...handlers: unknown[]): unknown;
   };
   json(options?: { verify?: (req: never, res: never, buf: Buffer) => void }): Middleware;
+  Router(options: {
+    mergeParams: boolean;
+  }): Middleware & { all(path: string, ...handlers: unknown[]): unknown };
   raw(options: { type: string; limit: number }): Middleware;
 }
 
 /**
- * The adapter conformance suite on one Express major, mounted the three ways an app does: the body read from the
- * stream, behind express.raw(), and behind express.json({ verify }) keeping rawBody.
+ * The adapter conformance suite on one Express major, mounted the ways an app does: the body read from the
+ * stream, behind express.raw(), behind express.json({ verify }) keeping rawBody, and on a router mounted under
+ * the route's parameter.
  */
 export function runExpressConformance(major: string, express: ExpressMajor): void {
   const conformanceApp = (mount: (app: ReturnType<ExpressMajor>, handler: Handler) => void) => {
@@ -29,7 +33,7 @@ export function runExpressConformance(major: string, express: ExpressMajor): voi
       const app = express();
       mount(app, webhookHandler(receiver));
       const server = createServer(app);
-      const url = `${await listen(server)}/webhooks`;
+      const url = `${await listen(server)}/webhooks/${ACCOUNT}`;
       return { url, handled: async () => handled, close: () => closeServer(server) };
     };
   };
@@ -38,8 +42,19 @@ export function runExpressConformance(major: string, express: ExpressMajor): voi
   runConformanceSuite(
     `express ${major}, body read from the stream`,
     conformanceApp((app, handler) => {
-      app.all('/webhooks', handler);
+      app.all('/webhooks/:account', handler);
       app.use(express.json());
+    }),
+  );
+
+  // A router sees its mount path's parameters only when made with mergeParams: Express gives a router's
+  // handlers the params of their own route, and restores the mount's once the router is done.
+  runConformanceSuite(
+    `express ${major}, a Router({ mergeParams: true }) mounted at /webhooks/:account`,
+    conformanceApp((app, handler) => {
+      const router = express.Router({ mergeParams: true });
+      router.all('/', handler);
+      app.use('/webhooks/:account', router);
     }),
   );
 
@@ -47,7 +62,11 @@ export function runExpressConformance(major: string, express: ExpressMajor): voi
   runConformanceSuite(
     `express ${major} behind express.raw()`,
     conformanceApp((app, handler) => {
-      app.post('/webhooks', express.raw({ type: 'application/json', limit: MAX_BODY_BYTES }), handler);
+      app.post(
+        '/webhooks/:account',
+        express.raw({ type: 'application/json', limit: MAX_BODY_BYTES }),
+        handler,
+      );
     }),
     { skip: ['method_not_allowed', 'payload_too_large_declared', 'payload_too_large_chunked'] },
   );
@@ -57,7 +76,7 @@ export function runExpressConformance(major: string, express: ExpressMajor): voi
     `express ${major} behind express.json({ verify }) keeping rawBody`,
     conformanceApp((app, handler) => {
       app.use(express.json({ verify: keepRawBody }));
-      app.post('/webhooks', handler);
+      app.post('/webhooks/:account', handler);
     }),
     {
       skip: ['method_not_allowed', 'invalid_json', 'payload_too_large_declared', 'payload_too_large_chunked'],

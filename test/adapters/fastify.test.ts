@@ -7,7 +7,7 @@ import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { gate } from '../support/gate.js';
 import { until } from '../support/until.js';
 import { type ConformanceServer, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
+import { ACCOUNT, createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 async function listen(app: FastifyInstance): Promise<string> {
   return app.listen({ port: 0, host: '127.0.0.1' });
@@ -27,9 +27,9 @@ function connectionRefused(url: URL): Promise<boolean> {
 runConformanceSuite('fastify', async (profile): Promise<ConformanceServer> => {
   const { receiver, handled } = createConformanceReceiver(profile);
   const app = Fastify();
-  await app.register(webhooks, { receiver, path: '/webhooks' });
+  await app.register(webhooks, { receiver, path: '/webhooks/:account' });
   const base = await listen(app);
-  return { url: `${base}/webhooks`, handled: async () => handled, close: () => app.close() };
+  return { url: `${base}/webhooks/${ACCOUNT}`, handled: async () => handled, close: () => app.close() };
 });
 
 describe('fastify plugin', () => {

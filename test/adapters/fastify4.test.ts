@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import webhooks, { type FastifyWebhooksOptions } from '../../adapters/fastify.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { type ConformanceServer, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
+import { ACCOUNT, createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 /** The plugin as Fastify 4 registers it: its types are written against Fastify 5's, the same at run time. */
 const plugin = webhooks as unknown as (instance: unknown, options: FastifyWebhooksOptions) => Promise<void>;
@@ -11,9 +11,9 @@ const plugin = webhooks as unknown as (instance: unknown, options: FastifyWebhoo
 runConformanceSuite('fastify 4', async (profile): Promise<ConformanceServer> => {
   const { receiver, handled } = createConformanceReceiver(profile);
   const app = Fastify();
-  await app.register(plugin, { receiver, path: '/webhooks' });
+  await app.register(plugin, { receiver, path: '/webhooks/:account' });
   const base = await app.listen({ port: 0, host: '127.0.0.1' });
-  return { url: `${base}/webhooks`, handled: async () => handled, close: () => app.close() };
+  return { url: `${base}/webhooks/${ACCOUNT}`, handled: async () => handled, close: () => app.close() };
 });
 
 describe('fastify 4 plugin', () => {

@@ -6,12 +6,13 @@ import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { bridge } from '../support/fetch-bridge.js';
 import { until } from '../support/until.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
+import { ACCOUNT, accountRoute, createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 runConformanceSuite('fetch handler behind a node:http bridge', async (profile) => {
   const { receiver, handled } = createConformanceReceiver(profile);
-  const server = createServer(bridge(createFetchHandler(receiver)));
-  const url = `${await listen(server)}/webhooks`;
+  const handle = createFetchHandler(receiver);
+  const server = createServer(bridge((request) => handle(request, { params: accountRoute(request.url) })));
+  const url = `${await listen(server)}/webhooks/${ACCOUNT}`;
   return { url, handled: async () => handled, close: () => closeServer(server) };
 });
 

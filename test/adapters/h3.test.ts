@@ -1,11 +1,18 @@
 import { createServer } from 'node:http';
 import { H3, readBody, toNodeHandler } from 'h3';
-import { createApp, defineEventHandler, readBody as readBodyV1, toNodeListener, toWebRequest } from 'h3v1';
+import {
+  createApp,
+  createRouter,
+  defineEventHandler,
+  readBody as readBodyV1,
+  toNodeListener,
+  toWebRequest,
+} from 'h3v1';
 import { describe, expect, it } from 'vitest';
 import { createFetchHandler, type FetchHandler } from '../../adapters/fetch.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
+import { ACCOUNT, createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 /**
  * The Fetch handler inside h3's own request path (what Nuxt server routes and Nitro run): h3 2 hands the
@@ -15,29 +22,28 @@ import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 function h3v2App(handle: FetchHandler): H3 {
   // all: other methods reach the handler and get its 405 with Allow: POST.
-  return new H3().all('/webhooks', (event) => handle(event.req));
+  return new H3().all('/webhooks/:account', (event) => handle(event.req, { params: event.context.params }));
 }
 
 function h3v1App(handle: FetchHandler) {
-  const app = createApp();
-  app.use(
-    '/webhooks',
-    defineEventHandler((event) => handle(toWebRequest(event))),
+  const router = createRouter().use(
+    '/webhooks/:account',
+    defineEventHandler((event) => handle(toWebRequest(event), { params: event.context.params })),
   );
-  return app;
+  return createApp().use(router);
 }
 
 runConformanceSuite('h3 2 (event.req, toNodeHandler)', async (profile) => {
   const { receiver, handled } = createConformanceReceiver(profile);
   const server = createServer(toNodeHandler(h3v2App(createFetchHandler(receiver))));
-  const url = `${await listen(server)}/webhooks`;
+  const url = `${await listen(server)}/webhooks/${ACCOUNT}`;
   return { url, handled: async () => handled, close: () => closeServer(server) };
 });
 
 runConformanceSuite('h3 1 (toWebRequest, toNodeListener)', async (profile) => {
   const { receiver, handled } = createConformanceReceiver(profile);
   const server = createServer(toNodeListener(h3v1App(createFetchHandler(receiver))));
-  const url = `${await listen(server)}/webhooks`;
+  const url = `${await listen(server)}/webhooks/${ACCOUNT}`;
   return { url, handled: async () => handled, close: () => closeServer(server) };
 });
 

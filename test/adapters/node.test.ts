@@ -7,12 +7,12 @@ import { gate } from '../support/gate.js';
 import { rawExchange } from '../support/raw-http.js';
 import { until } from '../support/until.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver } from './conformance-receiver.js';
+import { ACCOUNT, accountRoute, createConformanceReceiver } from './conformance-receiver.js';
 
 runConformanceSuite('node:http', async (profile) => {
   const { receiver, handled } = createConformanceReceiver(profile);
-  const server = createServer(createNodeHandler(receiver));
-  const url = `${await listen(server)}/webhooks`;
+  const server = createServer(createNodeHandler(receiver, { params: (req) => accountRoute(req.url) }));
+  const url = `${await listen(server)}/webhooks/${ACCOUNT}`;
   return { url, handled: async () => handled, close: () => closeServer(server) };
 });
 

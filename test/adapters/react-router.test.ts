@@ -5,14 +5,17 @@ import { describe, expect, it } from 'vitest';
 import { createFetchHandler, type FetchHandler } from '../../adapters/fetch.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import { createConformanceReceiver, SECRET } from './conformance-receiver.js';
+import { ACCOUNT, createConformanceReceiver, SECRET } from './conformance-receiver.js';
 
 /**
- * The guide's resource route (`app/routes/webhooks.ts`: an action and no component) inside React Router's own
+ * The guide's resource routes (`app/routes/webhooks.ts` and `app/routes/webhooks.$account.ts`: an action and
+ * no component) inside React Router's own
  * server: its request handler, served by @react-router/node's listener over a real socket. The build is the
  * part `react-router build` writes: a root route, the webhook route's module, a document entry.
  */
-function serverBuild(action: (args: { request: Request }) => Promise<Response>): ServerBuild {
+type Action = (args: { request: Request; params: Record<string, string | undefined> }) => Promise<Response>;
+
+function serverBuild(action: Action): ServerBuild {
   const route = (id: string, path: string, module: object, parentId?: string) => ({
     id,
     path,
@@ -28,6 +31,7 @@ function serverBuild(action: (args: { request: Request }) => Promise<Response>):
     routes: {
       root: route('root', '', {}),
       'routes/webhooks': route('routes/webhooks', 'webhooks', { action }, 'root'),
+      'routes/webhooks.$account': route('routes/webhooks.$account', 'webhooks/:account', { action }, 'root'),
     },
     assets: { entry: { module: '/entry.js', imports: [] }, routes: {}, url: '/manifest.js', version: '1' },
     publicPath: '/',
@@ -41,7 +45,7 @@ function serverBuild(action: (args: { request: Request }) => Promise<Response>):
 }
 
 function reactRouterServer(handle: FetchHandler) {
-  const build = serverBuild(({ request }) => handle(request));
+  const build = serverBuild(({ request, params }) => handle(request, { params }));
   return createServer(createRequestListener({ build, mode: 'production' }));
 }
 
@@ -50,7 +54,7 @@ runConformanceSuite(
   async (profile) => {
     const { receiver, handled } = createConformanceReceiver(profile);
     const server = reactRouterServer(createFetchHandler(receiver));
-    const url = `${await listen(server)}/webhooks`;
+    const url = `${await listen(server)}/webhooks/${ACCOUNT}`;
     return { url, handled: async () => handled, close: () => closeServer(server) };
   },
   // A route without a loader: React Router answers a GET itself, before the action (and so the adapter) runs.

@@ -8,8 +8,8 @@ import { root } from '../support/build.js';
 export const node24 = join(root, 'node_modules/node24/bin/node');
 
 /**
- * A SvelteKit app whose `src/routes/webhooks/+server.ts` is the guide's route (`POST` and `fallback` hand the
- * Request to the Fetch handler), built by `vite build`, and `serve.mjs`, which serves the built app the way
+ * A SvelteKit app whose `src/routes/webhooks/[account]/+server.ts` is the guide's route (`POST` and `fallback`
+ * hand the Request and the route's params to the Fetch handler), built by `vite build`, and `serve.mjs`, which serves the built app the way
  * adapter-node does: SvelteKit's own `getRequest`/`setResponse` around `Server.respond`, with adapter-node's
  * default body limit. The route's receiver is the conformance one, for the profile named in PROFILE.
  */
@@ -34,12 +34,13 @@ export default {
 const profile = CONFORMANCE_PROFILES.find((each) => each.name === process.env.PROFILE);
 export const conformance = createConformanceReceiver(profile);
 `,
-  'src/routes/webhooks/+server.ts': `import { createFetchHandler } from 'messaging-webhooks/fetch';
-import { conformance } from '../../lib/conformance';
+  'src/routes/webhooks/[account]/+server.ts': `import { createFetchHandler } from 'messaging-webhooks/fetch';
+import { conformance } from '../../../lib/conformance';
 
 const handle = createFetchHandler(conformance.receiver);
 
-export const POST = ({ request }: { request: Request }) => handle(request);
+export const POST = ({ request, params }: { request: Request; params: Record<string, string> }) =>
+  handle(request, { params });
 export const fallback = POST;
 `,
   'src/routes/handled/+server.ts': `import { conformance } from '../../lib/conformance';

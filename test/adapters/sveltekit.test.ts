@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { start } from '../support/child-processes.js';
 import { type ConformanceServer, runConformanceSuite } from './conformance.js';
-import type { HandledEvent } from './conformance-receiver.js';
+import { ACCOUNT, type HandledEvent } from './conformance-receiver.js';
 import { buildSvelteKitApp, node24 } from './sveltekit-app.js';
 
 /**
@@ -23,7 +23,7 @@ runConformanceSuite(
     const server = start([node24, join(dir, 'serve.mjs')], { PROFILE: profile.name }, dir);
     const [, base] = await server.waitFor(/listening on (http:\/\/127\.0\.0\.1:\d+)/, 60_000);
     return {
-      url: `${base}/webhooks`,
+      url: `${base}/webhooks/${ACCOUNT}`,
       handled: async () => (await (await fetch(`${base}/handled`)).json()) as HandledEvent[],
       close: async () => {
         await server.stop();

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { Miniflare } from 'miniflare';
 import { afterAll, beforeAll } from 'vitest';
 import { type ConformanceServer, runConformanceSuite } from '../adapters/conformance.js';
-import type { HandledEvent } from '../adapters/conformance-handlers.js';
+import { ACCOUNT, type HandledEvent } from '../adapters/conformance-handlers.js';
 import { CONFORMANCE_PROFILES } from '../adapters/conformance-receiver.js';
 import { root } from '../support/build.js';
 import { start } from '../support/child-processes.js';
@@ -41,7 +41,7 @@ function childTarget(entry: string, command: (file: string) => string[]): () => 
 
 function target(base: string, close: () => Promise<void>): ConformanceServer {
   return {
-    url: `${base}/webhooks`,
+    url: `${base}/webhooks/${ACCOUNT}`,
     handled: async () => (await (await fetch(`${base}/handled`)).json()) as HandledEvent[],
     close,
   };

@@ -42,6 +42,12 @@ export function eventFor(source: LambdaSource, request: HttpRequest): LambdaHttp
       body: request.body.length ? body : null,
     });
     Object.assign(event.requestContext as object, { httpMethod: request.method });
+    const account = accountIn(request.path);
+    if (account !== undefined) {
+      const resource = '/webhooks/{account}';
+      Object.assign(event, { resource, pathParameters: { account } });
+      Object.assign(event.requestContext as object, { resourcePath: resource });
+    }
   } else if (source === 'http-api-v2' || source === 'function-url') {
     const cookies = lower.filter(([name]) => name === 'cookie').map(([, value]) => value);
     const grouped = group(lower.filter(([name]) => name !== 'cookie'));
@@ -53,6 +59,12 @@ export function eventFor(source: LambdaSource, request: HttpRequest): LambdaHttp
     if (request.body.length > 0) event.body = body;
     else delete event.body;
     Object.assign(event.requestContext?.http as object, { method: request.method, path: request.path });
+    const account = accountIn(request.path);
+    if (source === 'http-api-v2' && account !== undefined) {
+      const routeKey = 'ANY /webhooks/{account}';
+      Object.assign(event, { routeKey, pathParameters: { account } });
+      Object.assign(event.requestContext as object, { routeKey });
+    }
   } else {
     if (source === 'alb') event.headers = Object.fromEntries(lower);
     else event.multiValueHeaders = group(lower);
@@ -63,6 +75,15 @@ export function eventFor(source: LambdaSource, request: HttpRequest): LambdaHttp
     });
   }
   return event;
+}
+
+/**
+ * API Gateway's route `/webhooks/{account}`: the account a path matches, as API Gateway passes it (decoded).
+ * Function URLs and load balancers have no routes of their own.
+ */
+function accountIn(path: string): string | undefined {
+  const match = /^\/webhooks\/([^/]+)$/.exec(path);
+  return match ? decodeURIComponent(match[1] as string) : undefined;
 }
 
 function group(headers: Array<[string, string]>): Record<string, string[]> {

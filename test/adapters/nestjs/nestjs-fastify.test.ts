@@ -8,7 +8,7 @@ import { createReceiver, type SignatureProfile } from '../../../src/index.js';
 import { createEvent, createSignedRequest } from '../../../src/testing.js';
 import { listen } from '../../support/http.js';
 import { runConformanceSuite } from '../conformance.js';
-import { createConformanceReceiver, SECRET } from '../conformance-receiver.js';
+import { ACCOUNT, createConformanceReceiver, SECRET } from '../conformance-receiver.js';
 
 @Injectable()
 class DeliveryLog {
@@ -21,8 +21,12 @@ class DeliveryLog {
 }
 
 /** A Nest application on the Fastify platform whose root module imports the webhooks module. */
-async function startFastifyApp(receiver: ReturnType<typeof createReceiver>, rawBody: boolean) {
-  @Module({ imports: [WebhooksModule.forRoot({ receiver })], providers: [DeliveryLog] })
+async function startFastifyApp(
+  receiver: ReturnType<typeof createReceiver>,
+  rawBody: boolean,
+  path = '/webhooks',
+) {
+  @Module({ imports: [WebhooksModule.forRoot({ receiver, path })], providers: [DeliveryLog] })
   class AppModule {}
   const app = await NestFactory.create<NestFastifyApplication>(AppModule, new FastifyAdapter(), {
     logger: false,
@@ -41,8 +45,8 @@ runConformanceSuite(
   'nestjs 11 on fastify, rawBody: true',
   async (profile: SignatureProfile) => {
     const { receiver, handled } = createConformanceReceiver(profile);
-    const { app, origin } = await startFastifyApp(receiver, true);
-    return { url: `${origin}/webhooks`, handled: async () => handled, close: () => app.close() };
+    const { app, origin } = await startFastifyApp(receiver, true, '/webhooks/:account');
+    return { url: `${origin}/webhooks/${ACCOUNT}`, handled: async () => handled, close: () => app.close() };
   },
   {
     skip: [

@@ -1,14 +1,15 @@
 import { WebhooksModule } from '../../../adapters/nestjs.js';
 import type { SignatureProfile } from '../../../src/index.js';
 import { runConformanceSuite } from '../conformance.js';
-import { createConformanceReceiver } from '../conformance-receiver.js';
+import { ACCOUNT, createConformanceReceiver } from '../conformance-receiver.js';
 import { startNestApp } from './nest-app.js';
 
 function conformanceApp(options: { rawBody?: boolean; bodyParser?: boolean }) {
   return async (profile: SignatureProfile) => {
     const { receiver, handled } = createConformanceReceiver(profile);
-    const { app, origin } = await startNestApp(WebhooksModule.forRoot({ receiver }), options);
-    return { url: `${origin}/webhooks`, handled: async () => handled, close: () => app.close() };
+    const module = WebhooksModule.forRoot({ receiver, path: '/webhooks/:account' });
+    const { app, origin } = await startNestApp(module, options);
+    return { url: `${origin}/webhooks/${ACCOUNT}`, handled: async () => handled, close: () => app.close() };
   };
 }
 

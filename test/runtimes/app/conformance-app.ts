@@ -2,7 +2,11 @@
 // Bundled by test/runtimes/bundle.ts with the package left external, so each runtime resolves it itself.
 import { createReceiver } from 'messaging-webhooks';
 import { createFetchHandler, type FetchHandlerContext } from 'messaging-webhooks/fetch';
-import { MAX_BODY_BYTES, recordHandledEvents, SECRET } from '../../adapters/conformance-handlers.js';
+import {
+  accountRoute,
+  createConformanceOptions,
+  recordHandledEvents,
+} from '../../adapters/conformance-handlers.js';
 
 export interface ConformanceApp {
   webhooks(request: Request, context?: FetchHandlerContext): Promise<Response>;
@@ -15,7 +19,7 @@ export function lazyConformanceApp(): () => ConformanceApp {
   let app: ConformanceApp | undefined;
   return () => {
     if (app) return app;
-    const receiver = createReceiver({ secrets: SECRET, maxBodyBytes: MAX_BODY_BYTES });
+    const receiver = createReceiver(createConformanceOptions());
     const handled = recordHandledEvents(receiver);
     const webhooks = createFetchHandler(receiver);
     app = { webhooks, handled: () => Response.json(handled) };
@@ -23,16 +27,23 @@ export function lazyConformanceApp(): () => ConformanceApp {
   };
 }
 
-/** A plain Fetch router: POST (and every other method) on /webhooks, GET /handled. */
+/** A plain Fetch router: POST (and every other method) on /webhooks/:account, GET /handled. */
 export function createFetchApp(): {
   fetch(request: Request, context?: FetchHandlerContext): Promise<Response>;
 } {
   const app = lazyConformanceApp();
   return {
     async fetch(request, context) {
-      const { pathname } = new URL(request.url);
-      if (pathname === '/webhooks') return app().webhooks(request, context);
-      if (pathname === '/handled') return app().handled();
+      const params = accountRoute(request.url);
+      if (params) {
+        // The route's params beside the platform's waitUntil, called on its own context (Workers needs its `this`).
+        const waitUntil = context?.waitUntil;
+        return app().webhooks(request, {
+          params,
+          ...(waitUntil ? { waitUntil: (work: Promise<unknown>) => context?.waitUntil?.(work) } : {}),
+        });
+      }
+      if (new URL(request.url).pathname === '/handled') return app().handled();
       return new Response('not found', { status: 404 });
     },
   };

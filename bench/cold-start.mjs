@@ -142,8 +142,8 @@ console.log(
   `Cold start in Node ${process.version} and ${denoVersion}, fresh process per sample, median of ${RUNS} runs:`,
 );
 const header = ['import() wall', 'import() CPU', 'first wall', 'first CPU', 'both CPU'];
-console.log(`  ${'contender'.padEnd(46)} ${header.map((title) => title.padStart(14)).join('')}`);
+console.log(`  ${'contender'.padEnd(56)} ${header.map((title) => title.padStart(14)).join('')}`);
 for (const name of CONTENDERS) {
   const cells = [...COLUMNS, 'totalCpuMs'].map((column) => ms(median(samples[name][column])).padStart(14));
-  console.log(`  ${name.padEnd(46)} ${cells.join('')}`);
+  console.log(`  ${name.padEnd(56)} ${cells.join('')}`);
 }

@@ -6,9 +6,18 @@
 // Contenders take turns run by run, so background load hits them alike; medians of RUNS (default 21) runs.
 // Wall time and the child's CPU time (user + system) both: on a shared machine wall time mostly measures
 // the other processes, CPU time what the contender itself costs.
+// Beside them, what explains the numbers: zod/mini imported alone (the floor of any import that loads the
+// package's schemas), the same contenders bundled by esbuild into one file each (Node's ESM loader pays per
+// file: resolution, read and compile), and, where Node has it (22.1 and later), the package with
+// NODE_COMPILE_CACHE set to a cache warmed once before the runs.
 import { execFileSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import module from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
 import Stripe from 'stripe';
 
 const RUNS = Number(process.env.RUNS ?? 21);
@@ -24,19 +33,54 @@ const DENO = [
   '--allow-env',
 ];
 /** Each row: the contender cold-child.mjs runs, and the runtime that runs it (Node, then Deno for the Fetch path). */
+const root = fileURLToPath(new URL('..', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'cold-start-'));
+process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
+const compileCache = { NODE_COMPILE_CACHE: join(scratch, 'compile-cache') };
+const hasCompileCache = typeof module.enableCompileCache === 'function';
+
 const ROWS = [
   ...[
     'messaging-webhooks (root + /fetch)',
     'messaging-webhooks (root + /express)',
     'standardwebhooks',
     'stripe-node webhooks',
+    'zod/mini alone',
+    'messaging-webhooks, esbuild bundle',
+    'stripe-node webhooks, esbuild bundle',
   ].map((contender) => ({ name: contender, contender, command: [process.execPath] })),
+  ...(hasCompileCache
+    ? ['messaging-webhooks (root + /fetch)', 'stripe-node webhooks'].map((contender) => ({
+        name: `${contender}, NODE_COMPILE_CACHE`,
+        contender,
+        command: [process.execPath],
+        env: compileCache,
+      }))
+    : []),
   ...['messaging-webhooks (root + /fetch)', 'standardwebhooks'].map((contender) => ({
     name: `${contender} in Deno`,
     contender,
     command: DENO,
   })),
 ];
+
+/** The app of each bundled contender as one ESM file for Node, every dependency inlined (not minified). */
+async function bundle(name, contents) {
+  await build({
+    stdin: { contents, resolveDir: root, sourcefile: `${name}-entry.mjs` },
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    target: 'node20',
+    outfile: join(scratch, `${name}.mjs`),
+    logLevel: 'silent',
+  });
+}
+await bundle(
+  'messaging-webhooks',
+  "export { createReceiver } from './dist/src/index.js'; export { createFetchHandler } from './dist/adapters/fetch.js';",
+);
+await bundle('stripe', "export { default } from 'stripe';");
 const CONTENDERS = ROWS.map((row) => row.name);
 
 function input() {
@@ -69,15 +113,26 @@ const median = (values) => {
 
 const COLUMNS = ['importMs', 'importCpuMs', 'firstMs', 'firstCpuMs'];
 const samples = Object.fromEntries(
-  CONTENDERS.map((name) => [name, Object.fromEntries(COLUMNS.map((column) => [column, []]))]),
+  CONTENDERS.map((name) => [
+    name,
+    Object.fromEntries([...COLUMNS, 'totalCpuMs'].map((column) => [column, []])),
+  ]),
 );
+function sample(command, contender, env) {
+  const [file, ...args] = command;
+  const out = execFileSync(file, [...args, child, contender], { env, encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').at(-1));
+}
+// Fills the compile cache, so the NODE_COMPILE_CACHE rows measure the starts after the first.
+for (const row of ROWS.filter((candidate) => candidate.env)) {
+  sample(row.command, row.contender, { ...process.env, COLD_START_INPUT: input(), ...row.env });
+}
 for (let run = 0; run < RUNS; run++) {
-  const env = { ...process.env, COLD_START_INPUT: input() };
-  for (const { name, contender, command } of ROWS) {
-    const [file, ...args] = command;
-    const out = execFileSync(file, [...args, child, contender], { env, encoding: 'utf8' });
-    const times = JSON.parse(out.trim().split('\n').at(-1));
+  const shared = { ...process.env, COLD_START_INPUT: input(), COLD_START_BUNDLES: scratch };
+  for (const { name, contender, command, env } of ROWS) {
+    const times = sample(command, contender, { ...shared, ...env });
     for (const column of COLUMNS) samples[name][column].push(times[column] ?? Number.NaN);
+    samples[name].totalCpuMs.push((times.importCpuMs ?? Number.NaN) + (times.firstCpuMs ?? Number.NaN));
   }
 }
 
@@ -86,9 +141,9 @@ const denoVersion = execFileSync(deno, ['--version'], { encoding: 'utf8' }).spli
 console.log(
   `Cold start in Node ${process.version} and ${denoVersion}, fresh process per sample, median of ${RUNS} runs:`,
 );
-const header = ['import() wall', 'import() CPU', 'first wall', 'first CPU'];
-console.log(`  ${'contender'.padEnd(46)} ${header.map((title) => title.padStart(14)).join('')}`);
+const header = ['import() wall', 'import() CPU', 'first wall', 'first CPU', 'both CPU'];
+console.log(`  ${'contender'.padEnd(56)} ${header.map((title) => title.padStart(14)).join('')}`);
 for (const name of CONTENDERS) {
-  const cells = COLUMNS.map((column) => ms(median(samples[name][column])).padStart(14));
-  console.log(`  ${name.padEnd(46)} ${cells.join('')}`);
+  const cells = [...COLUMNS, 'totalCpuMs'].map((column) => ms(median(samples[name][column])).padStart(14));
+  console.log(`  ${name.padEnd(56)} ${cells.join('')}`);
 }

@@ -10,26 +10,44 @@ const clock = () => {
 const since = (from, to) => [to[0] - from[0], to[1] - from[1]];
 const { secret, body, signature, webhookHeaders, stripeHeader } = JSON.parse(process.env.COLD_START_INPUT);
 
+/** The Fetch path: createReceiver, one handler, the Fetch adapter, a signed Request answered 200. */
+async function fetchPath(load) {
+  const request = new Request('https://example.test/webhooks', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'webhook-signature': signature },
+    body,
+  });
+  const started = clock();
+  const [{ createReceiver }, { createFetchHandler }] = await load();
+  const imported = clock();
+  const receiver = createReceiver({ secrets: secret });
+  receiver.on('message.delivered', () => {});
+  const response = await createFetchHandler(receiver)(request);
+  if (response.status !== 200) throw new Error(`answered ${response.status}: ${await response.text()}`);
+  await response.text();
+  return [since(started, imported), since(imported, clock())];
+}
+
+async function stripePath(load) {
+  const started = clock();
+  const Stripe = await load();
+  const imported = clock();
+  const event = new Stripe('sk_test_cold_start').webhooks.constructEvent(body, stripeHeader, secret);
+  if (event.type !== 'message.delivered') throw new Error('stripe did not verify');
+  return [since(started, imported), since(imported, clock())];
+}
+
+/** One file bundled by bench/cold-start.mjs (esbuild, every dependency inlined), by its name. */
+const bundle = (name) => import(new URL(`${name}.mjs`, `file://${process.env.COLD_START_BUNDLES}/`).href);
+
 const contenders = {
-  async 'messaging-webhooks (root + /fetch)'() {
-    const request = new Request('https://example.test/webhooks', {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'webhook-signature': signature },
-      body,
-    });
-    const started = clock();
-    const [{ createReceiver }, { createFetchHandler }] = await Promise.all([
-      import('../../dist/src/index.js'),
-      import('../../dist/adapters/fetch.js'),
-    ]);
-    const imported = clock();
-    const receiver = createReceiver({ secrets: secret });
-    receiver.on('message.delivered', () => {});
-    const response = await createFetchHandler(receiver)(request);
-    if (response.status !== 200) throw new Error(`answered ${response.status}: ${await response.text()}`);
-    await response.text();
-    return [since(started, imported), since(imported, clock())];
-  },
+  'messaging-webhooks (root + /fetch)': () =>
+    fetchPath(() => Promise.all([import('../../dist/src/index.js'), import('../../dist/adapters/fetch.js')])),
+  'messaging-webhooks, esbuild bundle': () =>
+    fetchPath(async () => {
+      const all = await bundle('messaging-webhooks');
+      return [all, all];
+    }),
   async 'messaging-webhooks (root + /express)'() {
     const started = clock();
     const [{ createReceiver }, { webhookHandler }] = await Promise.all([
@@ -48,13 +66,13 @@ const contenders = {
     if (event.type !== 'message.delivered') throw new Error('standardwebhooks did not verify');
     return [since(started, imported), since(imported, clock())];
   },
-  async 'stripe-node webhooks'() {
+  'stripe-node webhooks': () => stripePath(async () => (await import('stripe')).default),
+  'stripe-node webhooks, esbuild bundle': () => stripePath(async () => (await bundle('stripe')).default),
+  /** What the package's schemas cost before any of its own code: zod/mini and the zod core it loads. */
+  async 'zod/mini alone'() {
     const started = clock();
-    const { default: Stripe } = await import('stripe');
-    const imported = clock();
-    const event = new Stripe('sk_test_cold_start').webhooks.constructEvent(body, stripeHeader, secret);
-    if (event.type !== 'message.delivered') throw new Error('stripe did not verify');
-    return [since(started, imported), since(imported, clock())];
+    await import('zod/mini');
+    return [since(started, clock()), [null, null]];
   },
 };
 

@@ -1,4 +1,4 @@
-import { cpSync, writeFileSync } from 'node:fs';
+import { cpSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runConformanceSuite } from '../adapters/conformance.js';
@@ -48,6 +48,8 @@ for (const { major, next, react } of majors) {
     beforeAll(async () => {
       consumer = await cachedConsumer(`next${major}`, { next, react, 'react-dom': react });
       const example = join(root, 'examples/next-app');
+      for (const part of ['app', 'pages', 'lib', '.next'])
+        rmSync(join(consumer.dir, part), { recursive: true, force: true });
       for (const part of ['app', 'pages', 'lib']) {
         cpSync(join(example, part), join(consumer.dir, part), { recursive: true });
       }

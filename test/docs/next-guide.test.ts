@@ -9,7 +9,7 @@ import { docBlocks } from './doc-blocks.js';
 
 /**
  * The Next.js guide followed as a new user does after `create-next-app` (which downloads, so it is not run
- * here): its three files at their paths in an app with create-next-app's TypeScript settings and the packed
+ * here): its three files at their paths in an app with the tsconfig.json create-next-app 16.4 writes and the packed
  * package, built by `next build` (which type-checks them), served by `next start` with the secret, and sent an
  * event with the guide's `npx messaging-webhooks send`. Next and React resolve from the repository's
  * node_modules, the current major (the older majors run in test/consumers/next-majors.test.ts). `next start`

@@ -18,70 +18,21 @@ import {
   SECRET as HARDENING_SECRET,
   type Target,
 } from '../hardening/targets.js';
-import { freePort } from '../support/free-port.js';
-import { until } from '../support/until.js';
-import { type ConformanceServer, closeServer, listen, runConformanceSuite } from './conformance.js';
+import { closeServer, listen, runConformanceSuite } from './conformance.js';
 import {
   ACCOUNT,
   CONFORMANCE_PROFILES,
   createConformanceReceiver,
   FAILING_OPERATOR,
-  type HandledEvent,
-  LOOKUP_TIMEOUT_MS,
   MAX_BODY_BYTES,
   SECRET,
   SLOW_OPERATOR,
-  TENANTS,
 } from './conformance-receiver.js';
+import { buildNext, conformanceEnv, exampleRoute, type NextApp, startNext } from './next-server.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const nextBin = fileURLToPath(new URL('../../node_modules/next/dist/bin/next', import.meta.url));
-const app = 'examples/next-app';
-
-/** Runs a command to its end; fails with the tail of its output. */
-async function run(args: string[], env: NodeJS.ProcessEnv): Promise<void> {
-  const child = spawn(process.execPath, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (chunk: Buffer) => (output += chunk));
-  child.stderr.on('data', (chunk: Buffer) => (output += chunk));
-  const [code] = (await once(child, 'exit')) as [number | null];
-  if (code !== 0) throw new Error(`${args.join(' ')} exited with ${code}:\n${output.slice(-4000)}`);
-}
-
-/** `next start` of the built example on a loopback port, in its own process group (stopped together). */
-async function startNext(env: NodeJS.ProcessEnv): Promise<{ base: string; stop(): Promise<void> }> {
-  const port = await freePort();
-  const server = spawn(process.execPath, [nextBin, 'start', app, '-p', String(port), '-H', '127.0.0.1'], {
-    cwd: root,
-    env: { ...env, NODE_ENV: 'production' },
-    stdio: 'ignore',
-    detached: true,
-  });
-  const stop = async () => {
-    if (server.pid === undefined || server.exitCode !== null) return;
-    const exited = once(server, 'exit');
-    process.kill(-server.pid, 'SIGTERM');
-    await exited;
-  };
-  const base = `http://127.0.0.1:${port}`;
-  try {
-    const url = `${base}/api/webhooks/events`;
-    await until(
-      async () => {
-        if (server.exitCode !== null) throw new Error(`next start exited with ${server.exitCode}`);
-        return fetch(url).then(
-          () => true,
-          () => false,
-        );
-      },
-      { timeoutMs: 30_000, what: `${url} to answer (whatever its status)` },
-    );
-  } catch (error) {
-    await stop();
-    throw error;
-  }
-  return { base, stop };
-}
+const example: NextApp = { cwd: root, next: nextBin, app: 'examples/next-app' };
 
 // The example app, built and started like in production: `next build` with no secret in the environment
 // (the receiver is created at the first request, not at import), then `next start` with the secret.
@@ -95,23 +46,8 @@ beforeAll(async () => {
   if (!existsSync(new URL('../../dist/adapters/next.js', import.meta.url))) {
     throw new Error('examples/next-app imports messaging-webhooks from dist/: run `npm run build` first.');
   }
-  await run([nextBin, 'build', app], { ...buildEnv, NODE_ENV: 'production' });
-  const started = await startNext({
-    ...buildEnv,
-    WEBHOOK_SECRET: SECRET,
-    MAX_BODY_BYTES: String(MAX_BODY_BYTES),
-    SIMULATE_FAILURE_OPERATOR: FAILING_OPERATOR,
-    SIMULATE_SLOW_OPERATOR: SLOW_OPERATOR,
-    // The accounts' routes: the conformance suite's accounts and their secrets.
-    WEBHOOK_SECRETS_BY_ACCOUNT: JSON.stringify({
-      [ACCOUNT]: SECRET,
-      [TENANTS.other.account]: TENANTS.other.secret,
-      [TENANTS.rotating.account]: TENANTS.rotating.secrets,
-    }),
-    SIMULATE_LOOKUP_FAILURE_ACCOUNT: TENANTS.failing,
-    SIMULATE_LOOKUP_HANG_ACCOUNT: TENANTS.hanging,
-    LOOKUP_TIMEOUT_MS: String(LOOKUP_TIMEOUT_MS),
-  });
+  await buildNext(example, buildEnv);
+  const started = await startNext(example, conformanceEnv(buildEnv));
   base = started.base;
   stopNext = started.stop;
 }, 240_000);
@@ -120,7 +56,7 @@ afterAll(() => stopNext());
 
 describe('the example started without its secret', () => {
   it('answers each webhook route 500 receiver_misconfigured, saying which option is missing', async () => {
-    const unconfigured = await startNext(buildEnv);
+    const unconfigured = await startNext(example, buildEnv);
     try {
       for (const path of ['/api/webhooks', '/api/webhooks-pages']) {
         const signed = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
@@ -143,16 +79,6 @@ describe('the example started without its secret', () => {
   }, 60_000);
 });
 
-/** Both routes share the example's one receiver; the events route lists what its handlers processed. */
-function exampleApp(path: string): () => Promise<ConformanceServer> {
-  return async () => ({
-    url: `${base}${path}`,
-    handled: async () =>
-      ((await (await fetch(`${base}/api/webhooks/events`)).json()) as { events: HandledEvent[] }).events,
-    close: async () => {}, // the server is stopped once, after both suites
-  });
-}
-
 // The example app's receiver verifies the default profile only (it is configured from its environment, which
 // names no profile): the other profiles run against the in-process adapters, the same handler code.
 const defaultOnly = { profiles: CONFORMANCE_PROFILES.slice(0, 1) };
@@ -161,13 +87,17 @@ const defaultOnly = { profiles: CONFORMANCE_PROFILES.slice(0, 1) };
 // The accounts' routes (`[account]` segments) on one receiver that looks each account's secrets up. The example
 // records what its handlers saw, ctx.tenant included, but not the request's params: the tenant cases show the
 // segment reached the receiver, and next-params.test.ts shows what each Next major hands the adapters.
-runConformanceSuite('next.js app router (next start)', exampleApp(`/api/webhooks/${ACCOUNT}`), {
-  ...defaultOnly,
-  skip: ['sized_answers', 'route_params'],
-});
+runConformanceSuite(
+  'next.js app router (next start)',
+  exampleRoute(() => base, `/api/webhooks/${ACCOUNT}`),
+  {
+    ...defaultOnly,
+    skip: ['sized_answers', 'route_params'],
+  },
+);
 runConformanceSuite(
   'next.js pages router (next start, bodyParser: false)',
-  exampleApp(`/api/webhooks-pages/${ACCOUNT}`),
+  exampleRoute(() => base, `/api/webhooks-pages/${ACCOUNT}`),
   { ...defaultOnly, skip: ['route_params'] },
 );
 
@@ -177,7 +107,7 @@ let hardening: Promise<{ base: string; stop(): Promise<void> }> | undefined;
 afterAll(async () => (await hardening)?.stop());
 function hardeningTarget(path: string): () => Promise<Target> {
   return async () => {
-    hardening ??= startNext({
+    hardening ??= startNext(example, {
       ...buildEnv,
       WEBHOOK_SECRET: HARDENING_SECRET,
       MAX_BODY_BYTES: String(HARDENING_MAX_BODY_BYTES),

@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { handRoute } from './hand-route.mjs';
+import { frameworkContenders } from './http-frameworks.mjs';
 
 const SECRET = 'whsec_bench_http_3c9d1e7f5a2b4c6d8e0f1a2b3c4d5e6f';
 const BODY_BYTES = 1024;
@@ -159,124 +160,13 @@ const contenders = {
     });
     return { listen: () => listenExpress(app), stats };
   },
-  // The newer adapters, each beside its framework's own hand route with the same guarantees (bench/hand-route.mjs).
-  'koa adapter': async () => {
-    const { default: Koa } = await import('koa');
-    const { webhookMiddleware } = await import('messaging-webhooks/koa');
-    const { receiver, stats } = await benchReceiver();
-    const app = new Koa();
-    app.use(webhookMiddleware(receiver, { path: PATH }));
-    return { listen: () => listenNode(app.callback()), stats };
-  },
-  // Koa has no raw-body reader of its own: a user reads the stream (with a size limit, as the adapter has).
-  'koa hand route (same guarantees)': async () => {
-    const { default: Koa } = await import('koa');
-    const stats = { processed: 0 };
-    const receive = handRoute(SECRET, countDelivered(stats));
-    const app = new Koa();
-    app.use(async (ctx, next) => {
-      if (ctx.path !== PATH || ctx.method !== 'POST') return next();
-      const answer = await receive(await readLimited(ctx.req), ctx.get('webhook-signature'));
-      ctx.status = answer.status;
-      ctx.body = answer.body;
-    });
-    return { listen: () => listenNode(app.callback(), BODY_TIMEOUT_MS), stats };
-  },
-  // NestJS on its Express platform, created with { rawBody: true } as docs/frameworks.md says.
-  'nestjs adapter': async () => {
-    const { receiver, stats } = await benchReceiver();
-    const { WebhooksModule } = await import('messaging-webhooks/nestjs');
-    const { Module } = await import('@nestjs/common');
-    class AppModule {}
-    Module({ imports: [WebhooksModule.forRoot({ receiver, path: PATH })] })(AppModule);
-    return { listen: () => listenNest(AppModule), stats };
-  },
-  'nestjs hand route (same guarantees)': async () => {
-    const { Controller, Module, Post, Req, Res } = await import('@nestjs/common');
-    const stats = { processed: 0 };
-    const receive = handRoute(SECRET, countDelivered(stats));
-    // What `@Controller() class { @Post(PATH) handle(@Req() req, @Res() res) }` compiles to.
-    class WebhookController {
-      async handle(req, res) {
-        const answer = await receive(req.rawBody, req.headers['webhook-signature']);
-        res.status(answer.status).json(answer.body);
-      }
-    }
-    Req()(WebhookController.prototype, 'handle', 0);
-    Res()(WebhookController.prototype, 'handle', 1);
-    const method = Object.getOwnPropertyDescriptor(WebhookController.prototype, 'handle');
-    Post(PATH)(WebhookController.prototype, 'handle', method);
-    Controller()(WebhookController);
-    class AppModule {}
-    Module({ controllers: [WebhookController] })(AppModule);
-    return { listen: () => listenNest(AppModule, BODY_TIMEOUT_MS), stats };
-  },
-  // h3 2 served by its own Node listener; the adapter is the Fetch handler given event.req (docs/fetch-frameworks.md).
-  'h3 adapter (fetch handler)': async () => {
-    const { H3, toNodeHandler } = await import('h3');
-    const { createFetchHandler } = await import('messaging-webhooks/fetch');
-    const { receiver, stats } = await benchReceiver();
-    const handle = createFetchHandler(receiver);
-    const app = new H3().all(PATH, (event) => handle(event.req));
-    return { listen: () => listenNode(toNodeHandler(app)), stats };
-  },
-  'h3 hand route (same guarantees)': async () => {
-    const { H3, toNodeHandler } = await import('h3');
-    const stats = { processed: 0 };
-    const receive = handRoute(SECRET, countDelivered(stats));
-    const app = new H3().post(PATH, async (event) => {
-      const rawBody = Buffer.from(await event.req.arrayBuffer());
-      const answer = await receive(rawBody, event.req.headers.get('webhook-signature'));
-      return Response.json(answer.body, { status: answer.status });
-    });
-    return { listen: () => listenNode(toNodeHandler(app), BODY_TIMEOUT_MS), stats };
-  },
-  'hono adapter (fetch handler)': async () => {
-    const { Hono } = await import('hono');
-    const { createFetchHandler } = await import('messaging-webhooks/fetch');
-    const { receiver, stats } = await benchReceiver();
-    const handle = createFetchHandler(receiver);
-    const app = new Hono().all(PATH, (c) => handle(c.req.raw));
-    return { listen: () => listenHono(app), stats };
-  },
-  'hono hand route (same guarantees)': async () => {
-    const { Hono } = await import('hono');
-    const stats = { processed: 0 };
-    const receive = handRoute(SECRET, countDelivered(stats));
-    const app = new Hono().post(PATH, async (c) => {
-      const rawBody = Buffer.from(await c.req.arrayBuffer());
-      const answer = await receive(rawBody, c.req.header('webhook-signature'));
-      return c.json(answer.body, answer.status);
-    });
-    return { listen: () => listenHono(app, BODY_TIMEOUT_MS), stats };
-  },
-  // The core given Hono's own body reader instead of the Web Request: what the Fetch adapter's cost in Hono is.
-  'hono + receiver.receive by hand': async () => {
-    const { Hono } = await import('hono');
-    const { receiver, stats } = await benchReceiver();
-    const app = new Hono().post(PATH, async (c) => {
-      const rawBody = new Uint8Array(await c.req.arrayBuffer());
-      const outcome = await receiver.receive({ method: 'POST', headers: c.req.header(), rawBody });
-      return c.body(outcome.body, outcome.status, outcome.headers);
-    });
-    return { listen: () => listenHono(app), stats };
-  },
-  // Google Cloud Functions: the Functions Framework (Express underneath) keeps req.rawBody for both routes.
-  'gcf adapter': async () => {
-    const { createCloudFunction } = await import('messaging-webhooks/google-cloud-functions');
-    const { receiver, stats } = await benchReceiver();
-    return { listen: () => listenCloudFunction(createCloudFunction(receiver)), stats };
-  },
-  'gcf hand route (same guarantees)': async () => {
-    const stats = { processed: 0 };
-    const receive = handRoute(SECRET, countDelivered(stats));
-    const fn = async (req, res) => {
-      if (req.method !== 'POST') return void res.status(405).end();
-      const answer = await receive(req.rawBody, req.headers['webhook-signature']);
-      res.status(answer.status).json(answer.body);
-    };
-    return { listen: () => listenCloudFunction(fn, BODY_TIMEOUT_MS), stats };
-  },
+  ...frameworkContenders({
+    secret: SECRET,
+    path: PATH,
+    bodyTimeoutMs: BODY_TIMEOUT_MS,
+    benchReceiver,
+    countDelivered,
+  }),
 };
 
 /** The adapters' receiver: memory store (the default), one typed handler. */
@@ -300,57 +190,6 @@ function listenExpress(app, requestTimeout) {
     const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${server.address().port}`));
     if (requestTimeout !== undefined) server.requestTimeout = requestTimeout;
   });
-}
-
-/** A Node request listener on a loopback port of its own; `requestTimeout` is the hand routes' body deadline. */
-async function listenNode(listener, requestTimeout) {
-  const { createServer } = await import('node:http');
-  const server = createServer(listener);
-  if (requestTimeout !== undefined) server.requestTimeout = requestTimeout;
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${server.address().port}`;
-}
-
-async function listenNest(AppModule, requestTimeout) {
-  await import('reflect-metadata');
-  const { NestFactory } = await import('@nestjs/core');
-  const app = await NestFactory.create(AppModule, { rawBody: true, logger: false });
-  await app.listen(0, '127.0.0.1');
-  const server = app.getHttpServer();
-  if (requestTimeout !== undefined) server.requestTimeout = requestTimeout;
-  return `http://127.0.0.1:${server.address().port}`;
-}
-
-async function listenHono(app, requestTimeout) {
-  const { serve } = await import('@hono/node-server');
-  return new Promise((resolve) => {
-    const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) =>
-      resolve(`http://127.0.0.1:${info.port}`),
-    );
-    if (requestTimeout !== undefined) server.requestTimeout = requestTimeout;
-  });
-}
-
-async function listenCloudFunction(fn, requestTimeout) {
-  const functions = await import('@google-cloud/functions-framework');
-  const { getTestServer } = await import('@google-cloud/functions-framework/testing');
-  functions.http('webhooks', fn);
-  const server = getTestServer('webhooks');
-  if (requestTimeout !== undefined) server.requestTimeout = requestTimeout;
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return `http://127.0.0.1:${server.address().port}`;
-}
-
-/** The raw body as a hand route on a bare Node request reads it, refusing past the adapters' default 1 MiB. */
-async function readLimited(request, limit = 1024 * 1024) {
-  const chunks = [];
-  let size = 0;
-  for await (const chunk of request) {
-    size += chunk.length;
-    if (size > limit) throw new Error('body too large');
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
 }
 
 /** The hand routes' handler: counts what it is given, as the adapters' handler does. */

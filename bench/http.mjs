@@ -12,6 +12,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { handRoute } from './hand-route.mjs';
+import { frameworkContenders } from './http-frameworks.mjs';
 
 const SECRET = 'whsec_bench_http_3c9d1e7f5a2b4c6d8e0f1a2b3c4d5e6f';
 const BODY_BYTES = 1024;
@@ -159,6 +160,13 @@ const contenders = {
     });
     return { listen: () => listenExpress(app), stats };
   },
+  ...frameworkContenders({
+    secret: SECRET,
+    path: PATH,
+    bodyTimeoutMs: BODY_TIMEOUT_MS,
+    benchReceiver,
+    countDelivered,
+  }),
 };
 
 /** The adapters' receiver: memory store (the default), one typed handler. */
@@ -416,6 +424,19 @@ function printTable(rows) {
     'express bare (JSON, no verification)',
     'express hand route (same guarantees)',
   ];
+  for (const framework of ['koa', 'nestjs', 'h3', 'hono', 'gcf']) {
+    const adapter = rows.find((row) => row.name.startsWith(`${framework} adapter`));
+    const hand = `${framework} hand route (same guarantees)`;
+    if (adapter && find(hand))
+      console.log(
+        `${adapter.name} vs the hand route with the same guarantees: ${ratios(adapter.name, hand)}`,
+      );
+  }
+  const honoCore = 'hono + receiver.receive by hand';
+  if (find('hono adapter (fetch handler)') && find(honoCore))
+    console.log(
+      `hono adapter (fetch handler) vs receiver.receive on Hono's body reader: ${ratios('hono adapter (fetch handler)', honoCore)}`,
+    );
   console.log(
     `\nfastify adapter vs the hand route with the same guarantees: ${ratios(fastify[0], fastify[3])} (target ≥ 1.0×)` +
       `\nfastify adapter vs receiver.receive mounted by hand: ${ratios(fastify[0], fastify[4])}` +

@@ -13,6 +13,7 @@ import {
 } from '@opentelemetry/sdk-trace-base';
 import PQueue from 'p-queue';
 import Stripe from 'stripe';
+import { createLambdaHandler } from '../dist/adapters/aws-lambda.js';
 import { utf8Text } from '../dist/src/base/bytes.js';
 import { createEventParser } from '../dist/src/events/catalogue.js';
 import { createReceiver, createVerifier, defaultEvents, MemoryDedupeStore } from '../dist/src/index.js';
@@ -127,18 +128,65 @@ const contenders = {
   'part: p-queue add, awaited': async (batch) => {
     for (let i = 0; i < batch.length; i++) await queue.add(noop);
   },
+  // AWS Lambda at the handler call: an API Gateway HTTP API (payload 2.0) event with its body in base64, as
+  // API Gateway sends a JSON body; no HTTP. Against the handler a user writes with the hand route.
+  'aws-lambda adapter (HTTP API event)': async (events) => {
+    for (const event of events) {
+      const result = await lambdaHandler(event);
+      if (result.statusCode !== 200) throw new Error(`the Lambda handler answered ${result.body}`);
+    }
+  },
+  'aws-lambda hand route (same guarantees)': async (events) => {
+    for (const event of events) {
+      const result = await handLambda(event);
+      if (result.statusCode !== 200) throw new Error(`the hand Lambda answered ${result.body}`);
+    }
+  },
 };
+
+const lambdaReceiver = createReceiver({ secrets: SECRET });
+lambdaReceiver.on('message.delivered', () => {
+  handled++;
+});
+const lambdaHandler = createLambdaHandler(lambdaReceiver);
+const handLambdaReceive = handRoute(SECRET, () => {
+  handled++;
+});
+/** The hand route as a Lambda handler: the body decoded as API Gateway marks it, the answer in its result shape. */
+async function handLambda(event) {
+  const rawBody = event.isBase64Encoded ? Buffer.from(event.body, 'base64') : event.body;
+  const answer = await handLambdaReceive(rawBody, event.headers['webhook-signature']);
+  return {
+    statusCode: answer.status,
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(answer.body),
+  };
+}
+/** A delivery as API Gateway's HTTP API hands it to the function (made before the timed loop). */
+const lambdaEvent = ({ body, headers }) => ({
+  version: '2.0',
+  rawPath: '/webhooks',
+  rawQueryString: '',
+  headers,
+  requestContext: { http: { method: 'POST' } },
+  body: body.toString('base64'),
+  isBase64Encoded: true,
+});
 
 /** µs per call over one batch of new deliveries. */
 async function sample(run) {
   const now = Math.floor(Date.now() / 1000);
-  const batch = Array.from({ length: BATCH }, () => delivery(now));
+  const deliveries = Array.from({ length: BATCH }, () => delivery(now));
+  const batch = lambdaContenders.has(run) ? deliveries.map(lambdaEvent) : deliveries;
   const start = clock();
   await run(batch);
   return (clock() - start) / BATCH;
 }
 
 const names = Object.keys(contenders);
+const lambdaContenders = new Set(
+  names.filter((name) => name.startsWith('aws-lambda')).map((name) => contenders[name]),
+);
 for (const name of names) for (let i = 0; i < 3; i++) await sample(contenders[name]); // warm up
 const samples = Object.fromEntries(names.map((name) => [name, []]));
 for (let round = 0; round < ROUNDS; round++) {
@@ -182,4 +230,12 @@ const floor = median(
 );
 console.log(
   `  of which the SDK's own start of a dropped span, measured alone in a loop: ${floor.toFixed(2)}× (receive() + the reference / receive())`,
+);
+const lambdaRatio = median(
+  samples['aws-lambda adapter (HTTP API event)'].map(
+    (us, round) => samples['aws-lambda hand route (same guarantees)'][round] / us,
+  ),
+);
+console.log(
+  `speed ratio the Lambda adapter / the hand route as a Lambda handler: ${lambdaRatio.toFixed(2)}×`,
 );

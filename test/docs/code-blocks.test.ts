@@ -10,7 +10,7 @@ import { start } from '../support/child-processes.js';
 import { ownRedisServer } from '../support/harness/processes.js';
 import { type Consumer, installPackedPackage } from '../support/packed-package.js';
 import { tsc } from '../support/tsc.js';
-import { type DocBlock, docBlocks, docFiles, fences } from './doc-blocks.js';
+import { type DocBlock, docBlocks, docFiles, documentedTsconfig, fences } from './doc-blocks.js';
 
 /**
  * The code blocks of the README and the guides, as a user copies them into an app that installed the packed
@@ -23,6 +23,21 @@ const blocks = docs.flatMap((doc) => docBlocks(doc));
 const compiled = blocks.filter((block) => !block.fragmentOf);
 /** A few one-runtime fragments (Bun, Deno) are fine; more means the guides stopped showing whole files. */
 const MAX_FRAGMENTS = 4;
+/**
+ * The blocks of apps a framework's bundler builds (Next.js, React Router, SvelteKit, Astro, Nuxt, Vercel and
+ * Netlify functions, and the vitest test of the Next route): checked under bundler resolution only.
+ */
+const BUNDLED = [
+  'app',
+  'pages',
+  'lib',
+  'src/routes',
+  'src/pages',
+  'server/api',
+  'api',
+  'netlify',
+  'test/webhooks.test.ts',
+];
 
 const extension = (block: DocBlock) => (block.language === 'ts' ? '.ts' : '.mjs');
 const pathOf = (block: DocBlock) =>
@@ -40,29 +55,44 @@ beforeAll(async () => {
     writeFileSync(file, `${block.code}\n`);
     origins.set(pathOf(block), block);
   }
-  // A plain strict project, as a new app's: Bundler resolution (Next.js's and Vite's default), every file a module.
+  // The app's tsconfig.json is the one docs/typescript.md gives, checking the JavaScript blocks too. Bundled
+  // apps keep their framework's bundler resolution (tsconfig.bundler.json), as that guide says; every block is
+  // checked under it as well.
+  const { compilerOptions } = documentedTsconfig();
+  const checked = { ...compilerOptions, allowJs: true, checkJs: true, noEmit: true };
   writeFileSync(
     join(consumer.dir, 'tsconfig.json'),
     JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022',
-        module: 'ESNext',
-        moduleResolution: 'Bundler',
-        moduleDetection: 'force',
-        lib: ['ES2023', 'DOM'],
-        types: ['node'],
-        strict: true,
-        allowJs: true,
-        checkJs: true,
-        skipLibCheck: true,
-        noEmit: true,
-      },
+      compilerOptions: checked,
+      include: ['**/*.ts', '**/*.mjs'],
+      exclude: ['node_modules', ...BUNDLED],
+    }),
+  );
+  writeFileSync(
+    join(consumer.dir, 'tsconfig.bundler.json'),
+    JSON.stringify({
+      compilerOptions: { ...checked, module: 'preserve', moduleResolution: 'bundler' },
       include: ['**/*.ts', '**/*.mjs'],
       exclude: ['node_modules'],
     }),
   );
 }, 180_000);
 afterAll(() => consumer?.remove());
+
+/** A block's file with its own imports (./queue.ts) bundled in, the packages left to the app's node_modules. */
+async function bundled(block: DocBlock): Promise<string> {
+  const file = join(consumer.dir, pathOf(block).replace(/\.ts$/, '.run.mjs'));
+  await build({
+    entryPoints: [join(consumer.dir, pathOf(block))],
+    bundle: true,
+    packages: 'external',
+    format: 'esm',
+    platform: 'node',
+    outfile: file,
+    logLevel: 'silent',
+  });
+  return file;
+}
 
 /** `blocks/docs-stores-md-12.ts(3,5): error …` → `docs/stores.md:14:5: error …` */
 function toDocLine(diagnostic: string): string {
@@ -149,11 +179,18 @@ describe('the code blocks of the README and docs/', () => {
     expect(paths.filter((path, i) => paths.indexOf(path) !== i)).toEqual([]);
   });
 
-  it('every TypeScript and JavaScript block type-checks against the packed package, as written', async () => {
-    const { output } = await tsc(consumer.dir);
-    const errors = output.split('\n').filter((line) => line.includes('error TS'));
-    expect(errors.map(toDocLine)).toEqual([]);
-  }, 180_000);
+  it.each([
+    ['the tsconfig.json of docs/typescript.md (nodenext)', 'tsconfig.json'],
+    ['bundler resolution, as a bundled app has', 'tsconfig.bundler.json'],
+  ])(
+    'every TypeScript and JavaScript block type-checks against the packed package, as written, under %s',
+    async (_name, config) => {
+      const { output } = await tsc(consumer.dir, config);
+      const errors = output.split('\n').filter((line) => line.includes('error TS'));
+      expect(errors.map(toDocLine)).toEqual([]);
+    },
+    180_000,
+  );
 
   const servers = compiled.filter((block) => block.run === 'server');
   it.each(servers.map((block) => [`${block.doc}:${block.line}`, block] as const))(
@@ -192,17 +229,7 @@ describe('the code blocks of the README and docs/', () => {
   it.each(workers.map((block) => [`${block.doc}:${block.line}`, block] as const))(
     'the worker of the block at %s exits by itself on SIGTERM',
     async (_where, block) => {
-      // Its own imports (./queue) bundled in, the packages left to the app's node_modules.
-      const file = join(consumer.dir, pathOf(block).replace(/\.ts$/, '.run.mjs'));
-      await build({
-        entryPoints: [join(consumer.dir, pathOf(block))],
-        bundle: true,
-        packages: 'external',
-        format: 'esm',
-        platform: 'node',
-        outfile: file,
-        logLevel: 'silent',
-      });
+      const file = await bundled(block);
       const redis = await ownRedisServer();
       const worker = start(
         [process.execPath, '--import', join(root, 'test/docs/listen-on-port-zero.mjs'), file],
@@ -226,6 +253,24 @@ describe('the code blocks of the README and docs/', () => {
         expect(code, worker.output()).toBe(0);
       } finally {
         await worker.stop();
+        await redis.remove();
+      }
+    },
+    60_000,
+  );
+
+  const scripts = compiled.filter((block) => block.run === 'script');
+  it.each(scripts.map((block) => [`${block.doc}:${block.line}`, block] as const))(
+    'the script of the block at %s runs to its end without the webhook secret',
+    async (_where, block) => {
+      const file = await bundled(block);
+      const redis = await ownRedisServer();
+      // start() leaves WEBHOOK_SECRET out of the child's environment unless it is given.
+      const script = start([process.execPath, file], { REDIS_URL: redis.url }, consumer.dir);
+      try {
+        expect(await script.exited, script.output()).toBe(0);
+      } finally {
+        await script.stop();
         await redis.remove();
       }
     },

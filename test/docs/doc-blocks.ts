@@ -10,7 +10,8 @@ import { root } from '../support/build.js';
  * - file: the path the text gives the block (other blocks import it from there); it must appear in the text
  *   just above the block, so the reader knows it too;
  * - run: `server` (started, then sent a signed event that must be answered 200), `worker` (started with a Redis
- *   of its own, then sent SIGTERM: it must exit by itself) or `vitest` (run as a test).
+ *   of its own, then sent SIGTERM: it must exit by itself), `script` (run with a Redis of its own and no webhook
+ *   secret: it must end by itself with exit code 0) or `vitest` (run as a test).
  * A block that cannot run as shown says so on its first line, which the reader sees:
  * `// Fragment: … (complete: examples/bun/server.mjs)`, naming the tested file that has it whole.
  */
@@ -22,7 +23,7 @@ export interface DocBlock {
   language: 'ts' | 'js';
   code: string;
   file?: string;
-  run?: 'server' | 'worker' | 'vitest';
+  run?: 'server' | 'worker' | 'script' | 'vitest';
   /** The example file a fragment names as its complete version. */
   fragmentOf?: string;
   /** The prose lines just above the block (its introduction). */
@@ -102,12 +103,25 @@ function parseDirective(doc: string, line: string, index: number): Pick<DocBlock
   for (const pair of (match[1] as string).trim().split(/\s+/)) {
     const [key, value = ''] = pair.split('=');
     if (key === 'file') directive.file = value;
-    else if (key === 'run' && (value === 'server' || value === 'worker' || value === 'vitest'))
+    else if (
+      key === 'run' &&
+      (value === 'server' || value === 'worker' || value === 'script' || value === 'vitest')
+    )
       directive.run = value;
     else
       throw new Error(
-        `${doc}:${index}: unknown doc-test directive ${pair} (file=PATH, run=server|worker|vitest)`,
+        `${doc}:${index}: unknown doc-test directive ${pair} (file=PATH, run=server|worker|script|vitest)`,
       );
   }
   return directive;
+}
+
+/** The `tsconfig.json` docs/typescript.md gives a TypeScript app: its one JSON block with compilerOptions. */
+export function documentedTsconfig(): { compilerOptions: Record<string, unknown> } {
+  const doc = 'docs/typescript.md';
+  const found = scan(doc).filter(
+    (fence) => fence.language === 'json' && fence.code.includes('"compilerOptions"'),
+  );
+  if (found.length !== 1) throw new Error(`${doc} should have one tsconfig.json block, has ${found.length}`);
+  return JSON.parse((found[0] as { code: string }).code);
 }

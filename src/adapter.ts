@@ -116,7 +116,7 @@ export type {
 } from './signature/profile-config.js';
 export type { SignatureProblem } from './signature/profile-text.js';
 export type { SignatureReading } from './signature/reading.js';
-export type { SecretFormat, SecretList } from './signature/secrets.js';
+export type { ModeSecrets, SecretFormat, SecretList } from './signature/secrets.js';
 export type { SignatureSyntax } from './signature/syntaxes/index.js';
 export type { SignatureScan } from './signature/syntaxes/scan.js';
 export type {

@@ -1,5 +1,5 @@
 import type { HeaderSource } from '../contract/request.js';
-import type { Secret, SecretList, Secrets } from './secrets.js';
+import type { ModeSecrets, Secret, SecretList, Secrets } from './secrets.js';
 import {
   createVerifier,
   type SignedRequestParts,
@@ -110,7 +110,7 @@ function sameTolerance(copy: Tolerance | undefined, given: Tolerance | undefined
 
 function copySecrets(secrets: Secrets): Secrets {
   if (isList(secrets)) return copyList(secrets);
-  const { live, test } = secrets as { live?: SecretList; test?: SecretList };
+  const { live, test } = secrets as ModeSecrets;
   return {
     live: live === undefined ? undefined : copyList(live),
     test: test === undefined ? undefined : copyList(test),
@@ -127,8 +127,8 @@ function sameSecrets(copy: Secrets, given: Secrets | undefined): boolean {
   if (typeof given === 'string') return copy === given;
   if (given === undefined || given === null) return false;
   if (isList(copy) || isList(given)) return isList(copy) && isList(given) && sameList(copy, given);
-  const a = copy as { live?: SecretList; test?: SecretList };
-  const b = given as { live?: SecretList; test?: SecretList };
+  const a = copy as ModeSecrets;
+  const b = given as ModeSecrets;
   return sameOptionalList(a.live, b.live) && sameOptionalList(a.test, b.test);
 }
 

@@ -4,8 +4,15 @@ import { WebhookConfigError } from '../base/errors.js';
 /** A secret as the service shows it (its UTF-8 bytes are the key) or as raw key bytes. */
 export type Secret = string | Uint8Array;
 export type SecretList = Secret | readonly Secret[];
-/** Live and test mode have separate secrets; the mode whose secret verified is reported with the event. */
-export type Secrets = SecretList | { live?: SecretList; test?: SecretList };
+/**
+ * Live and test mode have separate secrets; the mode whose secret verified is reported with the event. A mode
+ * may be `undefined` (an unset environment variable): it then has no secret, and at least one mode must have one.
+ */
+export type Secrets = SecretList | ModeSecrets;
+export interface ModeSecrets {
+  live?: SecretList | undefined;
+  test?: SecretList | undefined;
+}
 
 import type { Mode } from '../contract/context.js';
 
@@ -89,7 +96,7 @@ function toKeyBytes(secret: Secret, label: string, format: SecretFormat): Uint8A
 }
 
 /** Whether the secrets option separates live and test; a single secret or list says nothing about mode. */
-export function isModeMap(secrets: Secrets): secrets is { live?: SecretList; test?: SecretList } {
+export function isModeMap(secrets: Secrets): secrets is ModeSecrets {
   return (
     typeof secrets === 'object' &&
     !(secrets instanceof Uint8Array) &&

@@ -89,6 +89,7 @@ describe('secrets are checked when the receiver is created', () => {
     ['leading space', ' whsec_padded_value_123', /whitespace/],
     ['empty list', [], /holds no secret/],
     ['empty mode map', { live: [], test: [] }, /holds no secret/],
+    ['both modes unset', { live: undefined, test: undefined }, /holds no secret/],
     ['a number', 12345, /string or a Uint8Array/],
     ['empty byte array', new Uint8Array(0), /empty byte array/],
   ];
@@ -107,6 +108,12 @@ describe('secrets are checked when the receiver is created', () => {
       }
     });
   }
+
+  it('takes a mode map with one mode unset (an unset variable), as the other mode alone', () => {
+    const unset: string | undefined = undefined;
+    const receiver = createReceiver({ secrets: { live: unset, test: 'whsec_test_only' } });
+    expect(receiver).toBeDefined();
+  });
 
   it('names which secret of a list is wrong, by position only', () => {
     expect(() =>

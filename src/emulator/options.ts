@@ -7,26 +7,18 @@ import type { WebhookAttempt } from './attempt-line.js';
 import { allowedHostNames } from './host-guard.js';
 import {
   checkKeysUnique,
+  type EmulatorMode,
+  type ModeOptions,
   type OrganizationOptions,
+  type ResolvedMode,
   type ResolvedOrganization,
   resolveOrganizations,
 } from './organizations.js';
+
+export type { EmulatorMode, ModeOptions, ResolvedMode } from './organizations.js';
+
 import { randomSeed } from './random.js';
 import { describeIssue, seedData } from './schemas.js';
-
-export type EmulatorMode = 'test' | 'live';
-
-/** What each mode has of its own, as in the service: keys, webhook endpoint, signing secret and quota. */
-export interface ModeOptions {
-  /** API keys accepted as `Authorization: Bearer <key>`. Default `sk_test_emulator` / `sk_live_emulator`. */
-  keys?: string[];
-  /** The webhook endpoint events of this mode are sent to. Without one, events are recorded, not sent. */
-  endpoint?: string;
-  /** The endpoint's signing secret. Default: a random `whsec_…` (read it back from `emulator.modes`). */
-  secret?: string;
-  /** The quota: requests per key in a window, past which any endpoint answers 429 rate_limited. */
-  rateLimit?: { requests: number; windowSeconds: number };
-}
 
 export interface ContactSeed {
   id?: string;
@@ -102,15 +94,6 @@ export interface ChaosOptions {
   tamper?: number;
   /** Fraction of first attempts signed an hour ago (must be rejected, then retried). */
   stale?: number;
-}
-
-export interface ResolvedMode {
-  organization: string;
-  mode: EmulatorMode;
-  keys: string[];
-  endpoint: string | undefined;
-  secret: string;
-  rateLimit: { requests: number; windowSeconds: number };
 }
 
 export interface ResolvedOptions {

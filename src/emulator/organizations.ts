@@ -1,6 +1,28 @@
 import { WebhookConfigError } from '../base/errors.js';
 import { createId } from '../events/ids.js';
-import type { EmulatorMode, ModeOptions, ResolvedMode } from './options.js';
+
+export type EmulatorMode = 'test' | 'live';
+
+/** What each mode has of its own, as in the service: keys, webhook endpoint, signing secret and quota. */
+export interface ModeOptions {
+  /** API keys accepted as `Authorization: Bearer <key>`. Default `sk_test_emulator` / `sk_live_emulator`, or `sk_test_<name>` / `sk_live_<name>` in a named organization. */
+  keys?: string[];
+  /** The webhook endpoint events of this mode are sent to. Without one, events are recorded, not sent. */
+  endpoint?: string;
+  /** The endpoint's signing secret. Default: a random `whsec_…` (read it back from `emulator.modes`). */
+  secret?: string;
+  /** The quota: requests per key in a window, past which any endpoint answers 429 rate_limited. */
+  rateLimit?: { requests: number; windowSeconds: number };
+}
+
+export interface ResolvedMode {
+  organization: string;
+  mode: EmulatorMode;
+  keys: string[];
+  endpoint: string | undefined;
+  secret: string;
+  rateLimit: { requests: number; windowSeconds: number };
+}
 
 /**
  * One organization of the service: its own API keys, and for each mode its own webhook endpoint and signing

@@ -1,5 +1,5 @@
 import type { MessageStatus } from '../events/status-order.js';
-import type { EmulatorMode } from './options.js';
+import type { EmulatorMode } from './organizations.js';
 
 export interface MessageRecord {
   id: string;

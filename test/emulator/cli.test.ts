@@ -69,7 +69,7 @@ it('runs an organization per --org, each signing with its own secret; prints one
   );
   try {
     const [, url] = await emulator.waitFor(/emulator on (http:\/\/127\.0\.0\.1:\d+)/);
-    expect(emulator.output()).toContain('acme test: key sk_test_acme, webhooks to');
+    await emulator.waitFor(/acme test: key sk_test_acme, webhooks to http:/);
     const sent = await fetch(`${url}/v1/messages`, {
       method: 'POST',
       headers: { authorization: 'Bearer sk_test_acme', 'content-type': 'application/json' },
@@ -95,7 +95,11 @@ it('runs an organization per --org, each signing with its own secret; prints one
   }
 });
 
-it('refuses the single-organization options beside --org', async () => {
+it('refuses the single-organization options beside --org, and says how to run several in --help', async () => {
+  const help = await runCli(['emulate', '--help']);
+  expect(help.stdout).toMatch(/--org NAME=URL +an organization and its test webhook endpoint/);
+  expect(help.stdout).toContain('--org-secret NAME=S');
+  expect(help.stdout).toContain('Each webhook attempt is printed as one line');
   const mixed = await runCli(
     [
       'emulate',

@@ -131,3 +131,25 @@ it('keeps a single organization as before: default, with the emulator keys', asy
     await single.close();
   }
 });
+
+it('goes on delivering when an onAttempt listener throws or rejects', async () => {
+  let calls = 0;
+  const throwing = await startEmulator({
+    ...fast,
+    test: { endpoint: acme.url, secret: ACME_SECRET },
+    onAttempt: () => {
+      calls++;
+      if (calls % 2 === 1) throw new Error('listener broke');
+      return Promise.reject(new Error('listener rejected'));
+    },
+  });
+  try {
+    const sent = await Promise.all([1, 2].map(() => call(throwing, '/v1/messages', { body: message })));
+    const acknowledged = () =>
+      sent.every((s) => throwing.state.deliveriesOf(s.body.id)[0]?.state === 'acknowledged');
+    await until(acknowledged, { changes: changesOf(throwing) });
+    expect(calls).toBe(2);
+  } finally {
+    await throwing.close();
+  }
+});

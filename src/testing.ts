@@ -1,4 +1,5 @@
 import { utf8Text } from './base/bytes.js';
+import { WebhookConfigError } from './base/errors.js';
 import type { CryptoProvider } from './crypto/provider.js';
 import { type SignatureProfile, signRequest } from './signature/index.js';
 import type { Secret } from './signature/secrets.js';
@@ -61,5 +62,42 @@ export function createSignedRequest(event: unknown, options: SignedRequestOption
     get request() {
       return new Request(url, { method: 'POST', headers, body });
     },
+  };
+}
+
+export interface TenantSignerOptions {
+  /** Each tenant's secret (a list for rotation, or `{ live, test }`), or a function that gives it. */
+  secrets: Record<string, Secret> | ((tenant: string) => Secret | undefined);
+  /** The receiver's route with `{tenant}` where the tenant goes; default http://localhost/webhooks/{tenant}. */
+  url?: string;
+}
+
+/** Signs for one tenant: its secret, its URL. */
+export type TenantSigner = (
+  tenant: string,
+  event: unknown,
+  options?: Omit<SignedRequestOptions, 'secret' | 'url'>,
+) => SignedRequest;
+
+/**
+ * For a multi-tenant receiver: signs each event with the named tenant's own secret and aims it at the tenant's
+ * URL (`{tenant}` filled in, encoded as one path segment). A tenant without a secret throws a WebhookConfigError
+ * that names it, so a test never sends a delivery signed with nothing.
+ */
+export function createTenantSigner(options: TenantSignerOptions): TenantSigner {
+  const template = options.url ?? 'http://localhost/webhooks/{tenant}';
+  const { secrets } = options;
+  return (tenant, event, rest = {}) => {
+    const secret =
+      typeof secrets === 'function'
+        ? secrets(tenant)
+        : Object.hasOwn(secrets, tenant)
+          ? secrets[tenant]
+          : undefined;
+    if (secret === undefined) {
+      throw new WebhookConfigError(`createTenantSigner: no secret for tenant ${JSON.stringify(tenant)}.`);
+    }
+    const url = template.replaceAll('{tenant}', encodeURIComponent(tenant));
+    return createSignedRequest(event, { ...rest, secret, url });
   };
 }

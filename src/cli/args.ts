@@ -7,6 +7,13 @@ import { resolveKeys, type SecretFormat } from '../signature/secrets.js';
 
 export const BIN = 'messaging-webhooks';
 
+/** Where the tenant goes in a URL given to send, check or simulate. */
+export const TENANT_PLACEHOLDER = '{tenant}';
+
+export const TENANT_HELP = `  --tenant NAME     sign for one tenant of a multi-tenant receiver: ${TENANT_PLACEHOLDER} in the URL becomes NAME
+                    (e.g. http://localhost:3000/webhooks/${TENANT_PLACEHOLDER}) and the secret is --secret or
+                    WEBHOOK_SECRET_NAME (NAME in capitals, other characters as _), never WEBHOOK_SECRET`;
+
 /** A mistake on the command line: printed as one line that says what to do, exit code 2. */
 export class UsageError extends Error {
   override name = 'UsageError';
@@ -27,6 +34,7 @@ export const profileOption = { profile: { type: 'string' } } as const satisfies 
 export const PROFILE_HELP = `  --profile NAME    signature format: ${Object.keys(profilePresets).join(', ')} (default: default)`;
 
 export const SIGNING_HELP = `  --secret S        the endpoint's signing secret (or set WEBHOOK_SECRET); never printed
+${TENANT_HELP}
   --header NAME     signature header name of the default profile (default ${DEFAULT_SIGNATURE_HEADER})
 ${PROFILE_HELP}
   -h, --help        this help`;
@@ -72,11 +80,18 @@ export function parseDelivery<O extends Options>(
   argv: string[],
   options: O,
 ): { values: Values<O>; url: string; sign: { secret: string; profile: SignatureProfile } } {
-  const { values, positionals } = parse(command, argv, { ...signingOptions, ...profileOption, ...options });
-  const url = requireUrl(command, positionals);
-  const signing = values as Values<typeof signingOptions & typeof profileOption>;
+  const { values, positionals } = parse(command, argv, {
+    ...signingOptions,
+    ...profileOption,
+    tenant: { type: 'string' },
+    ...options,
+  });
+  const signing = values as Values<typeof signingOptions & typeof profileOption> & { tenant?: string };
+  const tenant = forTenant(command, signing.tenant, positionals[0], signing.secret);
+  const given = tenant.url === undefined ? positionals : [tenant.url, ...positionals.slice(1)];
+  const url = requireUrl(command, given);
   const profile = signingProfile(command, signing.profile, signing.header);
-  const sign = { secret: requireSecret(command, signing.secret, profile.secretFormat), profile };
+  const sign = { secret: requireSecret(command, tenant.secret, profile.secretFormat), profile };
   return { values: values as Values<O>, url, sign };
 }
 
@@ -186,4 +201,46 @@ function argument(
     throw new UsageError(`${command}: --${name} must be ${rule.expected}${example}, got '${value}'.`);
   }
   return number;
+}
+
+/** `WEBHOOK_SECRET_ACME` for acme, `WEBHOOK_SECRET_EU_WEST` for eu-west. */
+export const secretVariable = (tenant: string) =>
+  `WEBHOOK_SECRET_${tenant.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+/**
+ * The URL and secret for `--tenant`: the tenant put in the URL's placeholder (encoded as one path segment or
+ * query value), and the secret from --secret or the tenant's own variable. Without --tenant, a URL with the
+ * placeholder is a mistake: it would be sent as it is.
+ */
+export function forTenant(
+  command: string,
+  tenant: string | undefined,
+  url: string | undefined,
+  secret: string | undefined,
+): { url: string | undefined; secret: string | undefined } {
+  const placeholder = url?.includes(TENANT_PLACEHOLDER) === true;
+  if (tenant === undefined) {
+    if (placeholder) {
+      throw new UsageError(
+        `${command}: the URL has ${TENANT_PLACEHOLDER}: pass --tenant NAME to fill it in (see --help).`,
+      );
+    }
+    return { url, secret };
+  }
+  if (tenant === '' || /[\p{Cc}\p{Cf}]/u.test(tenant)) {
+    throw new UsageError(`${command}: --tenant needs a name, e.g. --tenant acme.`);
+  }
+  if (url !== undefined && !placeholder) {
+    throw new UsageError(
+      `${command}: --tenant ${tenant} needs ${TENANT_PLACEHOLDER} in the URL where the tenant goes, e.g. http://localhost:3000/webhooks/${TENANT_PLACEHOLDER}.`,
+    );
+  }
+  const variable = secretVariable(tenant);
+  const own = secret ?? process.env[variable];
+  if (own === undefined || own === '') {
+    throw new UsageError(
+      `${command}: no secret for tenant ${tenant}. Pass --secret <its signing secret> or set ${variable}.`,
+    );
+  }
+  return { url: url?.replaceAll(TENANT_PLACEHOLDER, encodeURIComponent(tenant)), secret: own };
 }

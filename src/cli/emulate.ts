@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { WebhookConfigError } from '../base/errors.js';
+import { attemptLine } from '../emulator/attempt-line.js';
 import { type Emulator, startEmulator } from '../emulator/emulator.js';
 import type { EmulatorOptions, EmulatorSeedData } from '../emulator/options.js';
 import {
@@ -14,6 +15,7 @@ import {
   signingProfile,
   UsageError,
 } from './args.js';
+import { organizationsFrom } from './emulate-organizations.js';
 import { palette } from './output.js';
 
 const help = `Usage: ${BIN} emulate [--endpoint URL] --secret S [options]
@@ -30,6 +32,12 @@ Modes (each has its own keys, endpoint, signing secret and quota):
   --live-secret S      live mode's signing secret (or set LIVE_WEBHOOK_SECRET; default random)
   --live-key K         live mode's API key (default sk_live_emulator)
   --rate-limit N       requests per second per key before 429 rate_limited (default 100 test, 1000 live)
+Several organizations (one endpoint and secret each, instead of --endpoint and --secret):
+  --org NAME=URL       an organization and its test webhook endpoint (repeat for more); its API keys are
+                       sk_test_NAME and sk_live_NAME, and a message sent with them is signed with its
+                       secret and posted to its URL
+  --org-secret NAME=S  the organization's test signing secret (or set WEBHOOK_SECRET_NAME, the name in
+                       capitals with - as _); never printed
 Server and data:
   --port P             port (default 4010; 0 picks a free one)
   --host H             address (default 127.0.0.1)
@@ -56,8 +64,13 @@ Chaos, to test replay safety:
   --header NAME        signature header name of the default profile (default webhook-signature)
   -h, --help           this help
 
-Example:
-  WEBHOOK_SECRET=whsec_… ${BIN} emulate --endpoint http://localhost:3000/webhooks`;
+Each webhook attempt is printed as one line: time, organization (when several), mode, event type and id,
+URL, answer and attempt number.
+
+Examples:
+  WEBHOOK_SECRET=whsec_… ${BIN} emulate --endpoint http://localhost:3000/webhooks
+  WEBHOOK_SECRET_ACME=whsec_… WEBHOOK_SECRET_GLOBEX=whsec_… ${BIN} emulate \\
+    --org acme=http://localhost:3000/webhooks/acme --org globex=http://localhost:3000/webhooks/globex`;
 
 const number = (name: string, value: string | undefined, fallback: number) =>
   integer('emulate', name, value, fallback, 0, 3_600_000);
@@ -100,11 +113,21 @@ export const emulate: Command = {
     const { values, positionals } = parse('emulate', argv, {
       help: { type: 'boolean', short: 'h' },
       'allowed-host': { type: 'string', multiple: true },
+      org: { type: 'string', multiple: true },
+      'org-secret': { type: 'string', multiple: true },
       ...Object.fromEntries(TEXT_OPTIONS.map((name) => [name, text])),
     });
     noPositionals('emulate', positionals);
     const get = (name: (typeof TEXT_OPTIONS)[number]) => (values as Record<string, string | undefined>)[name];
-    const options = emulatorOptions(get, (values as { 'allowed-host'?: string[] })['allowed-host'] ?? []);
+    const lists = values as { 'allowed-host'?: string[]; org?: string[]; 'org-secret'?: string[] };
+    const several = lists.org !== undefined || lists['org-secret'] !== undefined;
+    let options = emulatorOptions(get, lists['allowed-host'] ?? [], several);
+    if (several) {
+      const { test, live: _live, ...shared } = options;
+      const orgs = organizationsFrom(lists.org ?? [], lists['org-secret'] ?? [], get, test?.rateLimit);
+      options = { ...shared, organizations: orgs };
+    }
+    options.onAttempt = (attempt) => process.stdout.write(`${attemptLine(attempt, several)}\n`);
     const emulator = await startEmulator(options).catch((error: { code?: string }) => {
       if (error instanceof WebhookConfigError) throw new UsageError(`emulate: ${error.message}`);
       if (error.code !== 'EADDRINUSE') throw error;
@@ -123,6 +146,7 @@ export const emulate: Command = {
 function emulatorOptions(
   get: (name: (typeof TEXT_OPTIONS)[number]) => string | undefined,
   allowedHosts: string[],
+  organizations: boolean,
 ): EmulatorOptions {
   const endpoint = (name: 'endpoint' | 'live-endpoint') =>
     get(name) === undefined ? undefined : requireUrl('emulate', [get(name) as string]);
@@ -138,7 +162,8 @@ function emulatorOptions(
     allowedHosts,
     test: {
       endpoint: endpoint('endpoint'),
-      secret: requireSecret('emulate', get('secret')),
+      // Several organizations take their secrets from --org-secret: the single one's is not asked for.
+      ...(organizations ? {} : { secret: requireSecret('emulate', get('secret')) }),
       keys: [get('test-key') ?? 'sk_test_emulator'],
       ...(rateLimit ? { rateLimit } : {}),
     },
@@ -176,9 +201,13 @@ function printBanner(emulator: Emulator): void {
   const color = palette();
   const out = (line: string) => process.stdout.write(`${line}\n`);
   out(`Messaging Service emulator on ${emulator.url} (console: ${emulator.url}/)`);
-  for (const mode of ['test', 'live'] as const) {
-    const { keys, endpoint: url } = emulator.modes[mode];
-    out(`  ${mode}: key ${keys.join(', ')}, webhooks to ${url ?? 'nowhere (recorded only)'}`);
+  const organizations = Object.entries(emulator.organizations);
+  for (const [name, modes] of organizations) {
+    const whose = organizations.length > 1 || name !== 'default' ? `${name} ` : '';
+    for (const mode of ['test', 'live'] as const) {
+      const { keys, endpoint: url } = modes[mode];
+      out(`  ${whose}${mode}: key ${keys.join(', ')}, webhooks to ${url ?? 'nowhere (recorded only)'}`);
+    }
   }
   out(`  seed ${emulator.seed}`);
   out(

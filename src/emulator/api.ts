@@ -2,11 +2,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { z } from 'zod';
 import { createId, isoTimestamp } from '../events/ids.js';
 import { runChecks } from '../sending/go-live-checks.js';
-import type { SignatureProfile } from '../signature/index.js';
+import type { Channels } from './channels.js';
 import { ApiError, readJson, sendJson } from './http-io.js';
 import type { NewMessage } from './lifecycle.js';
 import type { EmulatorMode, ResolvedOptions } from './options.js';
-import type { RateLimiter } from './rate-limit.js';
 import { campaignRequest, describeIssue, groupQuery, messageRequest, otpRequest } from './schemas.js';
 import type { CampaignRecord, EmulatorState, MessageRecord } from './state.js';
 
@@ -14,25 +13,25 @@ import type { CampaignRecord, EmulatorState, MessageRecord } from './state.js';
 export interface ApiContext {
   options: ResolvedOptions;
   state: EmulatorState;
-  limiters: Record<EmulatorMode, RateLimiter>;
+  channels: Channels;
   send(message: NewMessage): MessageRecord;
-  signatureProfile(mode: EmulatorMode): SignatureProfile;
 }
 
-type Route = (
-  ctx: ApiContext,
-  mode: EmulatorMode,
-  req: IncomingMessage,
-  url: URL,
-) => Promise<[number, unknown]>;
+/** Who is calling: the organization and mode the API key belongs to. */
+interface Caller {
+  organization: string;
+  mode: EmulatorMode;
+}
+
+type Route = (ctx: ApiContext, caller: Caller, req: IncomingMessage, url: URL) => Promise<[number, unknown]>;
 
 const routes: Record<string, Route> = {
-  'POST /v1/messages': async (ctx, mode, req) => {
+  'POST /v1/messages': async (ctx, caller, req) => {
     const input = validate(messageRequest, await readJson(req));
     approved(ctx, input.sender);
-    return [202, messageView(ctx.send({ mode, kind: 'sms', ...input }))];
+    return [202, messageView(ctx.send({ ...caller, kind: 'sms', ...input }))];
   },
-  'POST /v1/campaigns': async (ctx, mode, req) => {
+  'POST /v1/campaigns': async (ctx, caller, req) => {
     const input = validate(campaignRequest, await readJson(req));
     approved(ctx, input.sender);
     const template = ctx.options.templates.get(input.template_id);
@@ -42,7 +41,7 @@ const routes: Record<string, Route> = {
     if (!group) throw notFound('group_id', input.group_id, [...ctx.options.groups.keys()]);
     const campaign: CampaignRecord = {
       id: createId('cmp_'),
-      mode,
+      mode: caller.mode,
       ...input,
       message_ids: [],
       created_at: isoTimestamp(),
@@ -51,7 +50,7 @@ const routes: Record<string, Route> = {
     for (const contact of group.contacts) {
       const body = template.replaceAll('{{name}}', contact.name);
       const message = ctx.send({
-        mode,
+        ...caller,
         kind: 'campaign',
         to: contact.phone,
         sender: input.sender,
@@ -62,11 +61,18 @@ const routes: Record<string, Route> = {
     }
     return [202, { ...campaign, status: 'queued', recipients: campaign.message_ids.length }];
   },
-  'POST /v1/otp/send': async (ctx, mode, req) => {
+  'POST /v1/otp/send': async (ctx, caller, req) => {
     const { to, purpose, ttl_seconds } = validate(otpRequest, await readJson(req));
     const code = String(Math.floor(Math.random() * 1_000_000)).padStart(6, '0');
     const body = `Your code is ${code}. It expires in ${Math.ceil(ttl_seconds / 60)} min.`;
-    const message = ctx.send({ mode, kind: 'otp', to, sender: 'OTP', body, otp: { purpose, ttl_seconds } });
+    const message = ctx.send({
+      ...caller,
+      kind: 'otp',
+      to,
+      sender: 'OTP',
+      body,
+      otp: { purpose, ttl_seconds },
+    });
     return [202, messageView(message)];
   },
   'GET /v1/contacts': async (ctx, _mode, _req, url) => {
@@ -80,21 +86,26 @@ const routes: Record<string, Route> = {
     if (!group) throw notFound('group_id', id, [...ctx.options.groups.keys()]);
     return [200, { group_id: group.id, name: group.name, data: group.contacts }];
   },
-  'POST /v1/webhooks/test': async (ctx, mode) => [200, await goLiveCheck(ctx, mode)],
+  'POST /v1/webhooks/test': async (ctx, caller) => [200, await goLiveCheck(ctx, caller)],
 };
 
-/** The go-live check of the mode's endpoint: the same checks as `messaging-webhooks check`. */
-export async function goLiveCheck(ctx: ApiContext, mode: EmulatorMode) {
-  const { endpoint, secret } = ctx.options.modes[mode];
+/**
+ * The go-live check of an organization's mode's endpoint: the same checks as `messaging-webhooks check`. Its
+ * valid event reaches the app's handlers; the answer lists every event it sent.
+ */
+export async function goLiveCheck(ctx: ApiContext, { organization, mode }: Caller) {
+  const { settings, signer } = ctx.channels.get(organization, mode);
+  const { endpoint, secret } = settings;
   if (endpoint === undefined) {
+    const whose = ctx.options.organizations.length > 1 ? `${organization}'s ${mode}` : mode;
     throw new ApiError(
       409,
       'no_endpoint',
-      `No webhook endpoint is registered for ${mode} mode: start the emulator with one.`,
+      `No webhook endpoint is registered for ${whose} mode: start the emulator with one.`,
     );
   }
-  const checks = await runChecks(endpoint, { secret, profile: ctx.signatureProfile(mode) });
-  return { url: endpoint, passed: checks.every((check) => check.passed), checks };
+  const checks = await runChecks(endpoint, { secret, profile: signer.profile });
+  return { organization, url: endpoint, passed: checks.every((check) => check.passed), checks };
 }
 
 /** Status retrieval is not in the preview API: the emulator adds it, and says so in every answer. */
@@ -107,8 +118,8 @@ export async function handleApi(
   url: URL,
   requestId: string,
 ): Promise<void> {
-  const mode = authenticate(ctx, req);
-  const wait = ctx.limiters[mode.mode].take(mode.key);
+  const { caller, key, limiter } = authenticate(ctx, req);
+  const wait = limiter.take(key);
   if (wait > 0) {
     throw new ApiError(429, 'rate_limited', `Too many requests: wait ${wait} s before retrying.`, {
       retry_after_seconds: wait,
@@ -118,7 +129,8 @@ export async function handleApi(
   const single = EMULATOR_ONLY.exec(url.pathname);
   if (single && req.method === 'GET') {
     const message = ctx.state.messages.get(single[1] as string);
-    if (!message || message.mode !== mode.mode) throw notFound('message', single[1] as string);
+    const mine = message?.mode === caller.mode && message.organization === caller.organization;
+    if (!message || !mine) throw notFound('message', single[1] as string);
     sendJson(
       res,
       200,
@@ -134,11 +146,11 @@ export async function handleApi(
       ? new ApiError(405, 'method_not_allowed', `${req.method} is not allowed on ${url.pathname}.`)
       : new ApiError(404, 'not_found', `No endpoint ${req.method} ${url.pathname}.`);
   }
-  const [status, body] = await route(ctx, mode.mode, req, url);
+  const [status, body] = await route(ctx, caller, req, url);
   sendJson(res, status, body, headers);
 }
 
-function authenticate(ctx: ApiContext, req: IncomingMessage): { mode: EmulatorMode; key: string } {
+function authenticate(ctx: ApiContext, req: IncomingMessage) {
   const header = req.headers.authorization;
   if (!header) {
     throw new ApiError(401, 'unauthorized', 'Missing API key: send Authorization: Bearer <API key>.');
@@ -151,8 +163,10 @@ function authenticate(ctx: ApiContext, req: IncomingMessage): { mode: EmulatorMo
       'Malformed Authorization header: send Authorization: Bearer <API key>.',
     );
   }
-  for (const mode of ['test', 'live'] as const) {
-    if (ctx.options.modes[mode].keys.includes(key)) return { mode, key };
+  const channel = ctx.channels.byKey(key);
+  if (channel) {
+    const { organization, mode } = channel.settings;
+    return { caller: { organization, mode }, key, limiter: channel.limiter };
   }
   throw new ApiError(
     401,
@@ -182,6 +196,7 @@ function notFound(field: string, id: string, known?: string[]): ApiError {
 }
 
 function messageView(message: MessageRecord) {
-  const { history: _history, events: _events, operator: _operator, ...rest } = message;
+  // The preview API has no organizations: the key already says whose message it is.
+  const { history: _history, events: _events, operator: _operator, organization: _org, ...rest } = message;
   return { ...rest, object: 'message' };
 }

@@ -34,6 +34,10 @@ ol.attempts { margin: 4px 0 8px; padding-left: 22px; }
 ol.attempts li { overflow-wrap: anywhere; }
 .delivery { border-top: 1px dashed var(--line); padding-top: 6px; margin-top: 6px; }
 code { font-size: .9em; overflow-wrap: anywhere; }
+abbr.kind { text-decoration: underline dotted; cursor: help; }
+#legend dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; margin: 6px 0; }
+#legend dt { font-weight: 600; }
+#legend dd { margin: 0; }
 `;
 
 /** A message bubble, inline: without an icon the browser asks for /favicon.ico and logs its 404 as an error. */
@@ -61,6 +65,8 @@ export const CONSOLE_HTML = `<!doctype html>
   <section aria-labelledby="send-title" class="card">
     <h2 id="send-title">Send</h2>
     <div class="row">
+      <label for="send-organization" id="send-organization-label" hidden>Organization</label>
+      <select id="send-organization" hidden></select>
       <label for="send-mode">Mode</label>
       <select id="send-mode"><option value="test">test</option><option value="live">live</option></select>
       <button type="button" class="primary" id="send">Send a test message</button>
@@ -69,11 +75,24 @@ export const CONSOLE_HTML = `<!doctype html>
   <p id="announce" role="status" aria-live="polite" class="muted"></p>
   <section id="check" aria-labelledby="check-title" class="card" hidden>
     <h2 id="check-title">Go-live check</h2>
+    <p id="check-note" class="muted"></p>
     <ul id="check-results"></ul>
   </section>
 </header>
 <main>
   <h2 id="messages-title">Messages</h2>
+  <details class="card" id="legend">
+    <summary>What the webhook labels mean</summary>
+    <dl>
+      <dt>original</dt><dd>the event's own delivery, retried until acknowledged</dd>
+      <dt>copy</dt><dd>a second copy sent at the same time (the copies chaos option): it must run once</dd>
+      <dt>resend</dt><dd>the event sent again, freshly signed (Resend event): the receiver should say duplicate</dd>
+      <dt>duplicate</dt><dd>the last request replayed byte for byte (Send a duplicate)</dd>
+      <dt>tampered</dt><dd>the body changed after signing (Send a tampered copy): rejecting it is right</dd>
+      <dt>stale, tampered on purpose</dt><dd>an attempt chaos changed; rejected, then retried intact</dd>
+    </dl>
+    <p class="muted">A message's badge is green only when it was delivered and every webhook about it was acknowledged.</p>
+  </details>
   <div id="messages" aria-labelledby="messages-title"></div>
 </main>
 <script>${CONSOLE_SCRIPT}</script>

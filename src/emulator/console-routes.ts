@@ -6,11 +6,13 @@ import type { EmulatorState } from './state.js';
 /** What the console's actions need of the emulator. */
 export interface ConsoleContext {
   state: EmulatorState;
-  modes(): { mode: EmulatorMode; endpoint: string | null; paused: boolean }[];
-  sendTestMessage(mode: EmulatorMode): string;
+  /** The organizations' names, in the order given (one, `default`, without `organizations`). */
+  organizations: string[];
+  modes(): { organization: string; mode: EmulatorMode; endpoint: string | null; paused: boolean }[];
+  sendTestMessage(organization: string, mode: EmulatorMode): string;
   redeliver(eventId: string, kind: 'resend' | 'duplicate' | 'tampered'): string;
-  check(mode: EmulatorMode): Promise<unknown>;
-  setPaused(mode: EmulatorMode, paused: boolean): void;
+  check(organization: string, mode: EmulatorMode): Promise<unknown>;
+  setPaused(mode: EmulatorMode, paused: boolean, organization: string): void;
 }
 
 /** Rows the console shows: the newest messages. */
@@ -20,7 +22,11 @@ const FLUSH_MS = 150;
 
 export function consoleState(ctx: ConsoleContext) {
   const messages = [...ctx.state.messages.keys()].slice(-SHOWN).reverse();
-  return { modes: ctx.modes(), messages: messages.map((id) => ctx.state.view(id)) };
+  return {
+    organizations: ctx.organizations,
+    modes: ctx.modes(),
+    messages: messages.map((id) => ctx.state.view(id)),
+  };
 }
 
 /** Server-sent events: each changed message (with its attempts) as `message`, the modes as `modes`. */
@@ -54,6 +60,17 @@ const modeOf = (value: unknown): EmulatorMode => {
   throw new ApiError(400, 'invalid_parameter', 'mode: Expected "test" or "live".');
 };
 
+/** The organization an action names; the first one when it names none (a single-organization console). */
+const organizationOf = (ctx: ConsoleContext, value: unknown): string => {
+  if (value === undefined) return ctx.organizations[0] as string;
+  if (typeof value === 'string' && ctx.organizations.includes(value)) return value;
+  throw new ApiError(
+    400,
+    'invalid_parameter',
+    `organization: Expected one of ${ctx.organizations.join(', ')}.`,
+  );
+};
+
 const eventOf = (value: unknown): string => {
   if (typeof value === 'string' && value.startsWith('evt_')) return value;
   throw new ApiError(400, 'invalid_parameter', 'event_id: Expected an id starting with evt_.');
@@ -63,18 +80,19 @@ const eventOf = (value: unknown): string => {
 export async function consoleAction(ctx: ConsoleContext, req: IncomingMessage, res: ServerResponse) {
   const body = (await readJson(req)) as Record<string, unknown> | null;
   const action = body?.action;
+  const organization = () => organizationOf(ctx, body?.organization);
   switch (action) {
     case 'send':
-      return sendJson(res, 202, { message_id: ctx.sendTestMessage(modeOf(body?.mode)) });
+      return sendJson(res, 202, { message_id: ctx.sendTestMessage(organization(), modeOf(body?.mode)) });
     case 'resend':
     case 'duplicate':
     case 'tampered':
       return sendJson(res, 202, { delivery_id: ctx.redeliver(eventOf(body?.event_id), action) });
     case 'check':
-      return sendJson(res, 200, await ctx.check(modeOf(body?.mode)));
+      return sendJson(res, 200, await ctx.check(organization(), modeOf(body?.mode)));
     case 'pause':
     case 'resume':
-      ctx.setPaused(modeOf(body?.mode), action === 'pause');
+      ctx.setPaused(modeOf(body?.mode), action === 'pause', organization());
       return sendJson(res, 200, { modes: ctx.modes() });
     default:
       throw new ApiError(

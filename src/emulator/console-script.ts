@@ -17,8 +17,18 @@ export const CONSOLE_SCRIPT = `
     (children || []).forEach(function (child) { if (child) node.appendChild(child); });
     return node;
   }
+  var several = false;
   function say(text) { announce.textContent = text; }
   function time(iso) { return iso ? new Date(iso).toLocaleTimeString() : ''; }
+  function when(iso) { return iso ? new Date(iso).toLocaleString() : ''; }
+  var KINDS = {
+    original: 'the event\u2019s own delivery',
+    copy: 'a second copy sent at the same time (chaos: copies)',
+    resend: 'sent again, freshly signed (Resend event)',
+    duplicate: 'the last request replayed byte for byte (Send a duplicate)',
+    tampered: 'body changed after signing (Send a tampered copy): the receiver must reject it'
+  };
+  var PENDING = { scheduled: 1, sending: 1, retrying: 1, held: 1 };
 
   function act(body, done) {
     return fetch('/console/actions', {
@@ -45,14 +55,44 @@ export const CONSOLE_SCRIPT = `
     var attempts = el('ol', { class: 'attempts', 'aria-label': 'Attempts of ' + d.id },
       d.attempts.map(function (a) { return el('li', { class: 'attempt', text: attemptText(a) }); }));
     var head = el('p', {}, [
-      el('span', { text: d.event_type + ' · ' + d.kind + ' · ' }),
-      el('span', { class: 'delivery-state ' + d.state, text: d.state.replace('_', ' ') + (d.kind === 'tampered' && d.state === 'rejected' ? ' (as it should be)' : '') }),
+      el('span', { text: d.event_type + ' · ' }),
+      el('code', { class: 'event-id', text: d.event_id }),
+      el('span', { text: ' · ' }),
+      el('abbr', { class: 'kind', title: KINDS[d.kind] || d.kind, text: d.kind }),
+      el('span', { class: 'muted', text: ' · ' + when(d.created_at) + ' · ' }),
+      el('span', { class: 'delivery-state ' + d.state, text: stateText(d) }),
       d.next_retry_at ? el('span', { class: 'muted', text: ' · next retry ' + time(d.next_retry_at) }) : null
     ]);
     return el('div', { class: 'delivery', 'data-kind': d.kind, 'data-state': d.state }, [head, attempts]);
   }
 
+  function stateText(d) {
+    if (d.state === 'no_endpoint') return 'not sent: no endpoint';
+    if (d.state === 'rejected' && d.kind === 'tampered') return 'rejected (as it should be)';
+    return d.state.replace('_', ' ');
+  }
+
+  // What the message's webhooks add up to: a failed one (or an accepted forgery) wins, then one still under
+  // way, then "no endpoint"; acknowledged only when every one was.
+  function webhooksOf(m) {
+    var states = m.deliveries.map(function (d) { return d.state; });
+    if (states.length === 0) return m.status === 'delivered' || m.status === 'failed'
+      ? { state: 'scheduled', text: 'webhook pending' } : null;
+    if (states.some(function (s) { return s === 'failed' || s === 'forgery_accepted'; }))
+      return { state: 'failed', text: 'webhook failed' };
+    if (states.some(function (s) { return PENDING[s]; })) {
+      var s = states.filter(function (x) { return PENDING[x]; })[0];
+      return { state: s, text: 'webhook ' + s };
+    }
+    if (states.every(function (s) { return s === 'no_endpoint'; }))
+      return { state: 'no_endpoint', text: 'webhook not sent: no endpoint' };
+    return { state: 'acknowledged', text: 'webhook acknowledged' };
+  }
+
   function renderMessage(m) {
+    var hooks = webhooksOf(m);
+    // Green only when the message is delivered and every webhook about it was acknowledged.
+    var badge = m.status === 'delivered' && hooks && hooks.state !== 'acknowledged' ? hooks.state : m.status;
     var event = m.events[m.events.length - 1];
     var actions = event ? el('div', { class: 'row' }, [
       el('button', { type: 'button', text: 'Resend event', onclick: function () {
@@ -63,13 +103,14 @@ export const CONSOLE_SCRIPT = `
         act({ action: 'tampered', event_id: event }, function () { say('Sent a tampered copy of ' + event); }); } })
     ]) : null;
     return el('article', { class: 'card message', 'data-message-id': m.id, 'data-status': m.status,
-      'aria-labelledby': 'title-' + m.id }, [
+      'data-webhooks': hooks ? hooks.state : 'none', 'aria-labelledby': 'title-' + m.id }, [
       el('div', { class: 'row' }, [
         el('h2', { id: 'title-' + m.id }, [el('code', { text: m.id })]),
-        el('span', { class: 'status ' + m.status, text: m.status })
+        el('span', { class: 'status message-status ' + badge, text: m.status }),
+        hooks ? el('span', { class: 'status webhooks ' + hooks.state, text: hooks.text }) : null
       ]),
-      el('p', { class: 'muted', text: m.mode + ' · ' + m.kind + ' to ' + m.to + ' from ' + m.sender +
-        ' · ' + time(m.created_at) + (m.otp ? ' · OTP ' + m.otp.purpose + ', ' + m.otp.ttl_seconds + ' s' : '') }),
+      el('p', { class: 'muted', text: (several ? m.organization + ' · ' : '') + m.mode + ' · ' + m.kind +
+        ' to ' + m.to + ' from ' + m.sender + ' · ' + when(m.created_at) + (m.otp ? ' · OTP ' + m.otp.purpose + ', ' + m.otp.ttl_seconds + ' s' : '') }),
       el('p', { text: m.body }),
       el('div', { class: 'deliveries' }, m.deliveries.map(renderDelivery)),
       actions
@@ -85,6 +126,11 @@ export const CONSOLE_SCRIPT = `
     while (list.children.length > 200) list.removeChild(list.lastChild);
   }
 
+  function modeState(m) {
+    if (!m.endpoint) return { state: 'no_endpoint', text: 'not sending: no endpoint' };
+    return m.paused ? { state: 'held', text: 'paused' } : { state: 'delivered', text: 'delivering' };
+  }
+
   var shownModes = '';
   function renderModes(modes) {
     // Redrawn only when something changed, so a focused button keeps its focus.
@@ -93,16 +139,20 @@ export const CONSOLE_SCRIPT = `
     shownModes = json;
     var box = document.getElementById('modes');
     box.replaceChildren.apply(box, modes.map(function (m) {
-      var check = el('button', { type: 'button', text: 'Run the go-live check (' + m.mode + ')',
-        onclick: function () { say('Checking ' + m.endpoint + '…'); act({ action: 'check', mode: m.mode }, showCheck); } });
+      var name = (several ? m.organization + ' ' : '') + m.mode;
+      var check = el('button', { type: 'button', text: 'Run the go-live check (' + name + ')',
+        title: 'Sends 8 signed events to the endpoint; the valid one runs your handlers',
+        onclick: function () { say('Checking ' + m.endpoint + '…');
+          act({ action: 'check', organization: m.organization, mode: m.mode }, showCheck); } });
       check.disabled = !m.endpoint;
-      return el('div', { class: 'row', 'data-mode': m.mode }, [
-        el('strong', { text: m.mode }),
+      var state = modeState(m);
+      return el('div', { class: 'row', 'data-mode': m.mode, 'data-organization': m.organization }, [
+        el('strong', { text: name }),
         el('code', { text: m.endpoint || 'no endpoint: events are recorded, not sent' }),
-        el('span', { class: m.paused ? 'status held' : 'status delivered', text: m.paused ? 'paused' : 'delivering' }),
-        el('button', { type: 'button', text: (m.paused ? 'Resume' : 'Pause') + ' ' + m.mode + ' deliveries',
-          onclick: function () { act({ action: m.paused ? 'resume' : 'pause', mode: m.mode }, function (r) {
-            renderModes(r.modes); say((m.paused ? 'Resumed ' : 'Paused ') + m.mode + ' deliveries'); }); } }),
+        el('span', { class: 'status mode-state ' + state.state, text: state.text }),
+        el('button', { type: 'button', text: (m.paused ? 'Resume' : 'Pause') + ' ' + name + ' deliveries',
+          onclick: function () { act({ action: m.paused ? 'resume' : 'pause', organization: m.organization, mode: m.mode }, function (r) {
+            renderModes(r.modes); say((m.paused ? 'Resumed ' : 'Paused ') + name + ' deliveries'); }); } }),
         check
       ]);
     }));
@@ -113,20 +163,32 @@ export const CONSOLE_SCRIPT = `
     section.hidden = false;
     var items = report.checks.map(function (c) {
       return el('li', { class: c.passed ? 'pass' : 'fail', text: (c.passed ? 'PASS ' : 'FAIL ') + c.id + ': ' +
-        (c.status || '-') + (c.reason ? ' ' + c.reason : '') + ' · ' + c.detail });
+        (c.status || '-') + (c.reason ? ' ' + c.reason : '') + ' · ' + c.detail + (c.event_id ? ' · ' + c.event_id : '') });
     });
+    document.getElementById('check-note').textContent = 'Sent ' + report.checks.length +
+      ' signed events to ' + report.url + (several ? ' (' + report.organization + ')' : '') +
+      ': these are real deliveries, so your handlers ran for each one the endpoint accepted (the valid ' +
+      'event, and its duplicate unless recognised). Their ids are listed below; they are not messages.';
     var results = document.getElementById('check-results');
     results.replaceChildren.apply(results, items);
     say(report.passed ? 'Go-live check passed' : 'Go-live check failed');
   }
 
   document.getElementById('send').addEventListener('click', function () {
-    act({ action: 'send', mode: document.getElementById('send-mode').value }, function (r) {
+    var org = document.getElementById('send-organization');
+    act({ action: 'send', organization: org.value || undefined, mode: document.getElementById('send-mode').value }, function (r) {
       say('Sent ' + r.message_id);
     });
   });
 
   fetch('/console/state').then(function (res) { return res.json(); }).then(function (state) {
+    several = state.organizations.length > 1;
+    var org = document.getElementById('send-organization');
+    org.replaceChildren.apply(org, state.organizations.map(function (name) {
+      return el('option', { value: name, text: name });
+    }));
+    org.hidden = !several;
+    document.getElementById('send-organization-label').hidden = !several;
     renderModes(state.modes);
     state.messages.slice().reverse().forEach(upsert);
     var stream = new EventSource('/console/stream');

@@ -1,3 +1,4 @@
+export type { WebhookAttempt } from './attempt-line.js';
 export { type Emulator, startEmulator } from './emulator.js';
 export type {
   ChaosOptions,
@@ -8,6 +9,7 @@ export type {
   ModeOptions,
   ResolvedMode,
 } from './options.js';
+export type { OrganizationOptions } from './organizations.js';
 export type {
   AttemptRecord,
   CampaignRecord,

@@ -8,6 +8,7 @@ import type { WebhookSender } from './webhooks.js';
 const OPERATORS = ['op_emu_north', 'op_emu_south', 'op_emu_east'];
 
 export interface NewMessage {
+  organization: string;
   mode: EmulatorMode;
   kind: MessageRecord['kind'];
   to: string;
@@ -95,7 +96,8 @@ export class MessageLifecycle {
     const type = failed ? this.options.failureEvent : 'message.delivered';
     const id = createId('evt_');
     const body = JSON.stringify({ id, type, created_at: isoTimestamp(), data });
-    const event: EventRecord = { id, type, mode: message.mode, message_id: message.id, body };
+    const { organization, mode } = message;
+    const event: EventRecord = { id, type, organization, mode, message_id: message.id, body };
     this.state.events.set(id, event);
     message.events.push(id);
     return event;

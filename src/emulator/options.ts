@@ -1,26 +1,24 @@
 import { WebhookConfigError } from '../base/errors.js';
 import { type OptionRule, optionMistake, rules } from '../base/options.js';
-import { createId } from '../events/ids.js';
 import type { RetryPolicy } from '../sending/retry.js';
 import type { SignatureProfile } from '../signature/index.js';
 import { resolveKeys } from '../signature/secrets.js';
+import type { WebhookAttempt } from './attempt-line.js';
 import { allowedHostNames } from './host-guard.js';
+import {
+  checkKeysUnique,
+  type EmulatorMode,
+  type ModeOptions,
+  type OrganizationOptions,
+  type ResolvedMode,
+  type ResolvedOrganization,
+  resolveOrganizations,
+} from './organizations.js';
+
+export type { EmulatorMode, ModeOptions, ResolvedMode } from './organizations.js';
+
 import { randomSeed } from './random.js';
 import { describeIssue, seedData } from './schemas.js';
-
-export type EmulatorMode = 'test' | 'live';
-
-/** What each mode has of its own, as in the service: keys, webhook endpoint, signing secret and quota. */
-export interface ModeOptions {
-  /** API keys accepted as `Authorization: Bearer <key>`. Default `sk_test_emulator` / `sk_live_emulator`. */
-  keys?: string[];
-  /** The webhook endpoint events of this mode are sent to. Without one, events are recorded, not sent. */
-  endpoint?: string;
-  /** The endpoint's signing secret. Default: a random `whsec_…` (read it back from `emulator.modes`). */
-  secret?: string;
-  /** The quota: requests per key in a window, past which any endpoint answers 429 rate_limited. */
-  rateLimit?: { requests: number; windowSeconds: number };
-}
 
 export interface ContactSeed {
   id?: string;
@@ -47,8 +45,21 @@ export interface EmulatorOptions extends EmulatorSeedData {
    * points a name of its own at this machine (DNS rebinding) cannot read the console or act on it.
    */
   allowedHosts?: string[];
+  /** The single organization's test mode (leave out with `organizations`). */
   test?: ModeOptions;
+  /** The single organization's live mode (leave out with `organizations`). */
   live?: ModeOptions;
+  /**
+   * Several organizations, each with its own keys, endpoints and secrets: a message sent with one's key is
+   * signed with its secret and posted to its endpoint. Default: one organization, `default`, made of `test`
+   * and `live`. The senders, templates and groups are shared.
+   */
+  organizations?: OrganizationOptions[];
+  /**
+   * Called after each webhook attempt (the `emulate` command prints one line for each). A listener that
+   * throws is ignored: it cannot stop a delivery.
+   */
+  onAttempt?: (attempt: WebhookAttempt) => void;
   /** When each message moves on: queued → submitted → delivered or failed. */
   schedule?: {
     submitMs?: number;
@@ -85,19 +96,14 @@ export interface ChaosOptions {
   stale?: number;
 }
 
-export interface ResolvedMode {
-  mode: EmulatorMode;
-  keys: string[];
-  endpoint: string | undefined;
-  secret: string;
-  rateLimit: { requests: number; windowSeconds: number };
-}
-
 export interface ResolvedOptions {
   port: number;
   host: string;
   allowedHosts: ReadonlySet<string>;
+  /** The first organization's modes: the only ones without `organizations`. */
   modes: Record<EmulatorMode, ResolvedMode>;
+  organizations: ResolvedOrganization[];
+  onAttempt: ((attempt: WebhookAttempt) => void) | undefined;
   senders: Set<string>;
   groups: Map<string, { id: string; name: string; contacts: Required<ContactSeed>[] }>;
   templates: Map<string, string>;
@@ -127,16 +133,8 @@ export const DEMO_DATA: Required<EmulatorSeedData> = {
   ],
 };
 
-const resolveMode = (mode: EmulatorMode, given: ModeOptions = {}): ResolvedMode => ({
-  mode,
-  keys: given.keys ?? [`sk_${mode}_emulator`],
-  endpoint: given.endpoint,
-  secret: given.secret ?? createId('whsec_'),
-  rateLimit: given.rateLimit ?? { requests: mode === 'test' ? 100 : 1000, windowSeconds: 1 },
-});
-
 /** A mistake in the options fails `startEmulator` at once, naming the option, not deep inside a delivery. */
-function check<T>(name: string, value: unknown, rule: OptionRule<T>): void {
+function checkOption<T>(name: string, value: unknown, rule: OptionRule<T>): void {
   const mistake = optionMistake(name, value, rule);
   if (mistake) throw new WebhookConfigError(`emulator option ${mistake}`);
 }
@@ -153,6 +151,7 @@ const KEYS = rules.that<string[]>('one key or more', (value) => Array.isArray(va
 function validate(resolved: ResolvedOptions): ResolvedOptions {
   const { schedule, retry, chaos } = resolved;
   const fractions = { failureRate: schedule.failureRate, ...pick(chaos, 'copies', 'tamper', 'stale') };
+  const check = checkOption;
   for (const [name, value] of Object.entries(fractions)) check(name, value, rules.fraction);
   const durations = {
     ...pick(schedule, 'submitMs', 'resultMs', 'jitterMs'),
@@ -163,20 +162,27 @@ function validate(resolved: ResolvedOptions): ResolvedOptions {
   check('retry.timeoutMs', retry.timeoutMs, ABOVE_ZERO('a positive number of milliseconds'));
   check('retry.maxAttempts', retry.maxAttempts, rules.whole({ min: 1 }));
   check('concurrency', resolved.concurrency, rules.whole({ min: 1 }));
-  for (const mode of Object.values(resolved.modes)) {
-    const { endpoint, rateLimit } = mode;
-    check(`${mode.mode}.endpoint`, endpoint, URL_RULE);
-    check(`${mode.mode}.rateLimit.requests`, rateLimit.requests, rules.number({ min: 1 }));
-    check(
-      `${mode.mode}.rateLimit.windowSeconds`,
-      rateLimit.windowSeconds,
-      ABOVE_ZERO('a number of seconds over 0'),
-    );
-    check(`${mode.mode}.keys`, mode.keys, KEYS);
-    // Throws a WebhookConfigError that says what is wrong with the secret (never printing it).
-    resolveKeys(mode.secret);
+  if (resolved.organizations.length > 1) checkKeysUnique(resolved.organizations);
+  const several = resolved.organizations.length > 1;
+  for (const mode of resolved.organizations.flatMap((organization) => Object.values(organization.modes))) {
+    validateMode(mode, several ? `organization ${mode.organization} ` : '');
   }
   return resolved;
+}
+
+function validateMode(mode: ResolvedMode, prefix: string): void {
+  const { endpoint, rateLimit } = mode;
+  const name = `${prefix}${mode.mode}`;
+  checkOption(`${name}.endpoint`, endpoint, URL_RULE);
+  checkOption(`${name}.rateLimit.requests`, rateLimit.requests, rules.number({ min: 1 }));
+  checkOption(
+    `${name}.rateLimit.windowSeconds`,
+    rateLimit.windowSeconds,
+    ABOVE_ZERO('a number of seconds over 0'),
+  );
+  checkOption(`${name}.keys`, mode.keys, KEYS);
+  // Throws a WebhookConfigError that says what is wrong with the secret (never printing it).
+  resolveKeys(mode.secret);
 }
 
 function pick<T extends object, K extends keyof T>(from: T, ...keys: K[]): Record<string, T[K]> {
@@ -196,11 +202,14 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
     })),
   }));
   const chaos = options.chaos ?? {};
+  const organizations = resolveOrganizations(options);
   return validate({
     port: options.port ?? 0,
     host: options.host ?? '127.0.0.1',
     allowedHosts: allowedHostNames(options.host ?? '127.0.0.1', options.allowedHosts),
-    modes: { test: resolveMode('test', options.test), live: resolveMode('live', options.live) },
+    modes: (organizations[0] as ResolvedOrganization).modes,
+    organizations,
+    onAttempt: options.onAttempt,
     senders: new Set(options.senders ?? DEMO_DATA.senders),
     groups: new Map(groups.map((group) => [group.id, group])),
     templates: new Map((options.templates ?? DEMO_DATA.templates).map((t) => [t.id, t.body])),

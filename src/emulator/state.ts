@@ -1,8 +1,10 @@
 import type { MessageStatus } from '../events/status-order.js';
-import type { EmulatorMode } from './options.js';
+import type { EmulatorMode } from './organizations.js';
 
 export interface MessageRecord {
   id: string;
+  /** The organization whose API key sent it (`default` with a single one). */
+  organization: string;
   mode: EmulatorMode;
   kind: 'sms' | 'campaign' | 'otp';
   to: string;
@@ -22,6 +24,7 @@ export interface MessageRecord {
 export interface EventRecord {
   id: string;
   type: string;
+  organization: string;
   mode: EmulatorMode;
   message_id?: string;
   /** The exact JSON bytes that are signed and sent. */
@@ -49,8 +52,11 @@ export interface DeliveryRecord {
   event_id: string;
   event_type: string;
   message_id?: string;
+  organization: string;
   mode: EmulatorMode;
   kind: DeliveryKind;
+  /** When the delivery was created (its first attempt may wait for a hold, a pause or a slot). */
+  created_at: string;
   /** `rejected` / `forgery_accepted`: how the receiver answered a tampered copy (rejecting it is right). */
   state:
     | 'scheduled'

@@ -1,13 +1,15 @@
 import PQueue from 'p-queue';
+import { callUser } from '../base/awaitable.js';
 import { utf8Text } from '../base/bytes.js';
 import { isoTimestamp } from '../events/ids.js';
 import { type Answer, type Delivery, isAcknowledged, Transport } from '../sending/http.js';
 import { backoffMs } from '../sending/retry.js';
 import { nowSeconds } from '../signature/index.js';
-import type { EmulatorMode, ResolvedOptions } from './options.js';
-import type { Signer } from './signer.js';
+import type { WebhookAttempt } from './attempt-line.js';
+import type { Channels } from './channels.js';
+import type { ResolvedOptions } from './options.js';
 import type { DeliveryKind, DeliveryRecord, EmulatorState, EventRecord } from './state.js';
-import { Gate, type Timers } from './timers.js';
+import type { Timers } from './timers.js';
 
 /** Far outside any receiver's tolerance: a stale attempt must be rejected. */
 const STALE_SECONDS = 3600;
@@ -18,7 +20,6 @@ const STALE_SECONDS = 3600;
  * reordering, delays, tampered and stale first attempts.
  */
 export class WebhookSender {
-  readonly gates: Record<EmulatorMode, Gate> = { test: new Gate(), live: new Gate() };
   private readonly queue: PQueue;
   private readonly transport: Transport;
   private sequence = 0;
@@ -26,7 +27,7 @@ export class WebhookSender {
   constructor(
     private readonly options: ResolvedOptions,
     private readonly state: EmulatorState,
-    private readonly signers: Record<EmulatorMode, Signer>,
+    private readonly channels: Channels,
     private readonly timers: Timers,
     private readonly random: () => number,
   ) {
@@ -65,8 +66,10 @@ export class WebhookSender {
       id: `dlv_${(++this.sequence).toString(36).padStart(8, '0')}`,
       event_id: event.id,
       event_type: event.type,
+      organization: event.organization,
       mode: event.mode,
       kind,
+      created_at: isoTimestamp(),
       state: 'scheduled',
       attempts: [],
     };
@@ -98,7 +101,7 @@ export class WebhookSender {
     const maxAttempts = delivery.kind === 'tampered' ? 1 : retry.maxAttempts;
     for (let attempt = 1; ; attempt++) {
       if (await this.held(delivery)) return;
-      const endpoint = this.options.modes[delivery.mode].endpoint;
+      const endpoint = this.channels.get(delivery.organization, delivery.mode).settings.endpoint;
       if (endpoint === undefined) {
         this.settle(delivery, 'no_endpoint');
         return;
@@ -114,6 +117,7 @@ export class WebhookSender {
       if (!answer) return;
       delivery.last = request;
       delivery.attempts.push(attemptRecord(at, answer, variant));
+      this.report(delivery, endpoint, attempt);
       const acknowledged = isAcknowledged(answer);
       if (delivery.kind === 'tampered')
         return this.settle(delivery, acknowledged ? 'forgery_accepted' : 'rejected');
@@ -129,7 +133,7 @@ export class WebhookSender {
 
   /** Waits while the mode's endpoint is paused; true when the emulator closed meanwhile. */
   private async held(delivery: DeliveryRecord): Promise<boolean> {
-    const gate = this.gates[delivery.mode];
+    const gate = this.channels.get(delivery.organization, delivery.mode).gate;
     if (gate.paused) {
       delivery.state = 'held';
       this.state.changed(delivery.message_id);
@@ -149,12 +153,37 @@ export class WebhookSender {
     const tampered =
       delivery.kind === 'tampered' || (first && chaos.tamper > 0 && this.random() < chaos.tamper);
     const timestamp = nowSeconds() - (stale ? STALE_SECONDS : 0);
-    const signed = this.signers[delivery.mode].sign(event.body, timestamp);
+    const signer = this.channels.get(delivery.organization, delivery.mode).signer;
+    const signed = signer.sign(event.body, timestamp);
     const headers = { 'content-type': 'application/json', ...signed.headers };
     const sent = utf8Text(signed.body);
     const body = tampered ? tamper(sent) : sent;
     const variant = stale ? 'stale' : tampered ? 'tampered' : undefined;
     return variant ? { request: { body, headers }, variant } : { request: { body, headers } };
+  }
+
+  /** Tells `onAttempt` (the terminal) about the attempt just recorded; a listener's mistake stays its own. */
+  private report(delivery: DeliveryRecord, url: string, attempt: number): void {
+    const listener = this.options.onAttempt;
+    const recorded = delivery.attempts.at(-1);
+    if (!listener || !recorded) return;
+    const { at, status, reason, duplicate, error, variant } = recorded;
+    const report: WebhookAttempt = {
+      at,
+      organization: delivery.organization,
+      mode: delivery.mode,
+      event_id: delivery.event_id,
+      event_type: delivery.event_type,
+      url,
+      attempt,
+      kind: delivery.kind,
+      status,
+      duplicate,
+      ...(reason ? { reason } : {}),
+      ...(error ? { error } : {}),
+      ...(variant ? { variant } : {}),
+    };
+    void Promise.resolve(callUser(() => listener(report))).catch(() => undefined);
   }
 
   private settle(delivery: DeliveryRecord, state: DeliveryRecord['state']): void {

@@ -1,3 +1,4 @@
+import { utf8Text } from '../base/bytes.js';
 import { createId } from '../events/ids.js';
 import { createEvent } from '../events/sample-event.js';
 import { nowSeconds } from '../signature/index.js';
@@ -88,6 +89,8 @@ export interface CheckResult {
   duplicate?: boolean;
   ms: number;
   detail: string;
+  /** The id of the event the check sent (its handlers run when the endpoint accepts it). */
+  event_id?: string;
 }
 
 /** Runs every check against `url` in order (the duplicate check resends the valid check's delivery). */
@@ -97,9 +100,20 @@ export async function runChecks(url: string, sign: SignOptions): Promise<CheckRe
   for (const item of checks) {
     const delivery = item.delivery(sign, previous);
     if (item.id === 'valid') previous = delivery;
-    results.push(judge(item, await post(url, delivery, CHECK_TIMEOUT_MS)));
+    const result = judge(item, await post(url, delivery, CHECK_TIMEOUT_MS));
+    const eventId = eventIdOf(delivery.body);
+    results.push(eventId === undefined ? result : { ...result, event_id: eventId });
   }
   return results;
+}
+
+function eventIdOf(body: Delivery['body']): string | undefined {
+  try {
+    const id = (JSON.parse(utf8Text(body)) as { id?: unknown }).id;
+    return typeof id === 'string' ? id : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 function judge(item: Check, answer: Answer): CheckResult {

@@ -12,7 +12,7 @@ import type { DeliveryKind } from '../../src/emulator/index.js';
 import type { MemoryDedupeStore, WebhookHandlerError } from '../../src/index.js';
 import { createVerifier } from '../../src/index.js';
 import type { DataOf, SignedDelivery, SignOptions } from '../../src/testing.js';
-import { signRequest } from '../../src/testing.js';
+import { createTenantSigner, type SignedRequest, signRequest, type TenantSigner } from '../../src/testing.js';
 
 /* A user can name what the package gives them: the types of public signatures come from an entry. */
 describe('the types public signatures name are exported', () => {
@@ -33,5 +33,10 @@ describe('the types public signatures name are exported', () => {
     expectTypeOf(signRequest).returns.toEqualTypeOf<SignedDelivery>();
     expectTypeOf<DataOf<'message.delivered'>>().toHaveProperty('message_id');
     expectTypeOf<DeliveryKind>().toBeString();
+    expectTypeOf(createTenantSigner).returns.toEqualTypeOf<TenantSigner>();
+    expectTypeOf<TenantSigner>().parameter(0).toEqualTypeOf<string>();
+    expectTypeOf<TenantSigner>().returns.toEqualTypeOf<SignedRequest>();
+    // @ts-expect-error: a tenant signer's secret comes from its table, not from each call.
+    createTenantSigner({ secrets: {} })('acme', {}, { secret: 'whsec_x' });
   });
 });

@@ -44,12 +44,15 @@ export function lookUpConformanceSecrets(
 }
 
 /**
- * The receiver options every conformance target uses, besides its profile: one receiver for every account,
- * the tenant read from the route's `account` parameter. A target whose platform has no routes (the
- * Functions Framework, Function URLs, load balancers) has the account read from the URL instead, as its users
- * would; a request to `/webhooks` itself is ACCOUNT's, so a target's own tests may post there.
+ * The receiver options every conformance target uses, besides its profile. `tenants` (the default profile's run):
+ * one receiver for every account, the tenant read from the route's `account` parameter. A target whose platform
+ * has no routes (the Functions Framework, Function URLs, load balancers) has the account read from the URL
+ * instead, as its users would; a request to `/webhooks` itself is ACCOUNT's, so a target's own tests may post
+ * there. `static` (the other profiles' runs): one secret, SECRET, fixed at creation, as most apps have it, so
+ * every adapter's suite runs both ways of finding the secrets.
  */
-export function createConformanceOptions() {
+export function createConformanceOptions(secrets: 'tenants' | 'static' = 'tenants') {
+  if (secrets === 'static') return { secrets: SECRET, maxBodyBytes: MAX_BODY_BYTES };
   return {
     tenant: (request: { params: Readonly<Record<string, string | undefined>>; url: string | undefined }) =>
       request.params.account ?? accountRoute(request.url)?.account ?? ACCOUNT,
@@ -58,6 +61,7 @@ export function createConformanceOptions() {
     maxBodyBytes: MAX_BODY_BYTES,
   };
 }
+
 export const MAX_BODY_BYTES = 64 * 1024;
 /** The handler throws the first time it sees an event whose data.operator is this → 500 handler_failed. */
 export const FAILING_OPERATOR = 'op_fail';

@@ -32,14 +32,19 @@ export const CONFORMANCE_PROFILES: readonly SignatureProfile[] = [
 
 export type ConformanceReceiver = ReturnType<typeof createReceiver>;
 
+/** How the receiver under `profile` finds its secrets: looked up per account under the default profile. */
+export function conformanceSecrets(profile: SignatureProfile): 'tenants' | 'static' {
+  return profile === CONFORMANCE_PROFILES[0] ? 'tenants' : 'static';
+}
+
 /**
- * The receiver every in-process target mounts, for every account on one route (createConformanceOptions); its
- * handlers record what they saw into `handled`.
+ * The receiver every in-process target mounts (createConformanceOptions): for every account on one route under
+ * the default profile, one static secret under the others; its handlers record what they saw into `handled`.
  */
 export function createConformanceReceiver(profile: SignatureProfile = defaultProfile): {
   receiver: ConformanceReceiver;
   handled: HandledEvent[];
 } {
-  const receiver = createReceiver({ ...createConformanceOptions(), profile });
+  const receiver = createReceiver({ ...createConformanceOptions(conformanceSecrets(profile)), profile });
   return { receiver, handled: recordHandledEvents(receiver) };
 }

@@ -10,6 +10,7 @@ import {
   runConformanceSuite,
 } from '../adapters/conformance.js';
 import { ACCOUNT, createConformanceOptions, recordHandledEvents } from '../adapters/conformance-handlers.js';
+import { conformanceSecrets } from '../adapters/conformance-receiver.js';
 import { root } from '../support/build.js';
 import { type CachedConsumer, cachedConsumer } from '../support/cached-consumer.js';
 
@@ -78,7 +79,7 @@ function conformanceApp(platform: 'express' | 'fastify', appOptions: object) {
     app.startNest10({
       platform,
       appOptions,
-      receiverOptions: { ...createConformanceOptions(), profile },
+      receiverOptions: { ...createConformanceOptions(conformanceSecrets(profile)), profile },
       record: recordHandledEvents,
       account: ACCOUNT,
     });

@@ -15,6 +15,7 @@ import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { gate } from '../support/gate.js';
 import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';
+import { itHandsTheTenantOff } from './queue-tenants-conformance.js';
 
 export interface Engine<Q extends DurableQueue> {
   /** A queue on a name of its own (the test's run id in it), retrying `attempts` times. */
@@ -253,6 +254,11 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       expect(outcome.headers['retry-after']).toBe('5');
       expect(told).toEqual(['queue_unavailable']);
     }, 15_000);
+
+    itHandsTheTenantOff(
+      () => setUp(1).queue,
+      (receiver, queue) => start(receiver, queue),
+    );
   });
 }
 

@@ -1,16 +1,9 @@
-import { createNodeRedisClient } from 'bullmq';
-import { createClient } from 'redis';
-import { afterAll, describe, expect, it } from 'vitest';
-import type { ReceiveRequest } from '../../src/adapter.js';
-import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
+import { expect, it } from 'vitest';
+import type { DurableQueue, DurableWorker, ReceiveRequest } from '../../src/adapter.js';
 import { createReceiver, type ErrorContext, type HandlerContext } from '../../src/index.js';
-import { REDIS_URL, testRun } from '../support/harness/cluster.js';
-import { deleteKeys } from '../support/harness/redis-keys.js';
 import { deliveredEvent, delivery, expectAccepted, uniqueId } from '../support/unit.js';
 import { until } from '../support/until.js';
 
-const { run } = testRun();
-const prefix = `mw-test:${run}:tenants`;
 const SECRETS: Record<string, string> = {
   acme: 'whsec_durable_acme_3f1a5c7e9b2d',
   'globex:eu': 'whsec_durable_globex_8d6b4f2a0c1e',
@@ -21,22 +14,16 @@ const to = (account: string, event: unknown): ReceiveRequest => ({
   params: { account },
 });
 
-afterAll(async () => {
-  const redis = createClient({ url: REDIS_URL });
-  await redis.connect();
-  await deleteKeys(redis, `${prefix}:*`);
-  redis.destroy();
-});
-
-describe('tenants through BullMQ', () => {
-  it("hands the tenant to the worker's handlers, and keeps two tenants' events with one id apart", async () => {
-    const queue = bullmqQueue({
-      connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
-      prefix,
-      name: 'tenants',
-      allowVolatileRedis: true,
-      attempts: 1,
-    });
+/**
+ * A receiver for many accounts handing off to a durable queue: the tenant travels with the job to the worker's
+ * handlers and onError, and two tenants' events with one id are two jobs. Called inside describeDurableQueue.
+ */
+export function itHandsTheTenantOff<Q extends DurableQueue>(
+  makeQueue: () => Q,
+  start: (receiver: ReturnType<typeof createReceiver>, queue: Q) => Promise<DurableWorker>,
+): void {
+  it("hands the tenant to the worker's handlers and onError, two tenants' events with one id apart", async () => {
+    const queue = makeQueue();
     const receiver = createReceiver({
       tenant: (request) => request.params.account,
       secrets: (tenant) => SECRETS[tenant],
@@ -59,10 +46,8 @@ describe('tenants through BullMQ', () => {
       expectAccepted(await receiver.receive(to('acme', event)), 202);
       expectAccepted(await receiver.receive(to('globex:eu', event)), 202);
       expectAccepted(await receiver.receive(to('globex:eu', failed)), 202);
-      expect(await queue.queue.getJobCounts('wait')).toEqual({ wait: 3 });
-      const worker = await createBullmqWorker({ receiver, queue });
+      const worker = await start(receiver, queue);
       await until(() => worker.counters().completed === 2 && worker.counters().deadLettered === 1);
-      await worker.close();
       expect(seen.sort((a, b) => String(a.tenant).localeCompare(String(b.tenant)))).toEqual([
         { tenant: 'acme', dedupeKey: `tenant:acme:live:${event.id}`, attempt: 1 },
         { tenant: 'globex:eu', dedupeKey: `tenant:globex%3Aeu:live:${event.id}`, attempt: 1 },
@@ -71,7 +56,6 @@ describe('tenants through BullMQ', () => {
       expect(told).toEqual([{ reason: 'handler_failed', tenant: 'globex:eu' }]);
     } finally {
       await receiver.close();
-      await queue.close();
     }
   });
-});
+}

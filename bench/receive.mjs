@@ -20,6 +20,7 @@ import { createReceiver, createVerifier, defaultEvents, MemoryDedupeStore } from
 import { openTelemetry } from '../dist/src/observability/opentelemetry.js';
 import { signedDelivery } from './delivery.mjs';
 import { ANSWERS, handRoute } from './hand-route.mjs';
+import { interleavedRounds, median } from './rounds.mjs';
 
 const SECRET = 'whsec_bench_receive_5e1f3a7c9b2d4e6f8a0b';
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
@@ -187,16 +188,8 @@ const names = Object.keys(contenders);
 const lambdaContenders = new Set(
   names.filter((name) => name.startsWith('aws-lambda')).map((name) => contenders[name]),
 );
-for (const name of names) for (let i = 0; i < 3; i++) await sample(contenders[name]); // warm up
-const samples = Object.fromEntries(names.map((name) => [name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  for (let i = 0; i < names.length; i++) {
-    const name = names[(i + round) % names.length];
-    samples[name].push(await sample(contenders[name]));
-  }
-}
+const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS });
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 console.log(
   `node ${process.version}, ${process.env.CLOCK === 'wall' ? 'wall' : 'CPU'} time, ${ROUNDS} rounds × ${BATCH} new 1 KiB events, median µs per call\n`,
 );

@@ -7,6 +7,7 @@
 // round; time is this process's CPU time (CLOCK=wall for wall time). Paired per-round ratios, median reported.
 import { createReceiver } from '../dist/src/index.js';
 import { signedDelivery } from './delivery.mjs';
+import { interleavedRounds, median } from './rounds.mjs';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 15);
 const BATCH = Number(process.env.BATCH ?? 4000);
@@ -80,17 +81,14 @@ async function sample({ make, receiver }) {
 
 const names = Object.keys(contenders);
 // Warm-up: fills the caches (1,000 lookups for the spread receiver) and lets the JIT settle.
-for (const name of names) for (let i = 0; i < 3; i++) await sample(contenders[name]);
-const lookupsWarm = lookups;
-const samples = Object.fromEntries(names.map((name) => [name, []]));
-for (let round = 0; round < ROUNDS; round++) {
-  for (let i = 0; i < names.length; i++) {
-    const name = names[(i + round) % names.length];
-    samples[name].push(await sample(contenders[name]));
-  }
-}
+let lookupsWarm = 0;
+const samples = await interleavedRounds(contenders, sample, {
+  rounds: ROUNDS,
+  afterWarmUp: () => {
+    lookupsWarm = lookups;
+  },
+});
 
-const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 console.log(
   `node ${process.version}, ${process.env.CLOCK === 'wall' ? 'wall' : 'CPU'} time, ${ROUNDS} rounds × ${BATCH} new 1 KiB events, median µs per receive()\n`,
 );

@@ -52,6 +52,11 @@ export type TraceCarrier = Record<string, string>;
 
 /** One span, as the pipeline drives it. */
 export interface TraceSpan {
+  /**
+   * False for a span the sampler dropped: the receiver then reads nothing to record on it (its answer's
+   * attributes are not even gathered). Absent means recording.
+   */
+  readonly recording?: boolean;
   /** Adds attributes (an undefined value is left out). */
   setAttributes(attributes: TraceAttributes): void;
   /** A span under this one: `internal` (verify, claim, handler) or `producer` (the handoff to a job engine). */

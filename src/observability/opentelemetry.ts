@@ -210,6 +210,7 @@ class OtelSpan implements TraceSpan {
  * stand-in that ends nothing.
  */
 class UnsampledSpan implements TraceSpan {
+  readonly recording = false;
   #base: Context | undefined;
   #context: Context | undefined;
   #stage: TraceSpan | undefined;
@@ -265,6 +266,7 @@ class UnsampledSpan implements TraceSpan {
 
 /** A stage of an unsampled span: its context, and nothing to record or end. */
 class UnsampledStage implements TraceSpan {
+  readonly recording = false;
   constructor(readonly of: UnsampledSpan) {}
 
   setAttributes(): void {}

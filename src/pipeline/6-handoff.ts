@@ -20,6 +20,11 @@ export const ENQUEUE_DEADLINE_MS = 3000;
 export function handOff(keyed: Keyed, queue: DurableQueue, report: Report, span?: TraceSpan): Promise<Stop> {
   const job: DurableJob = { key: keyed.key, event: keyed.event, ctx: keyed.handlerContext };
   if (!span) return enqueue(keyed, job, queue, report);
+  if (span.recording === false) {
+    // Dropped by the sampler: the job carries its context alone, so the worker's attempt stays unsampled too.
+    job.trace = span.carrier();
+    return enqueue(keyed, job, queue, report);
+  }
   const producing = span.child('handoff', 'producer');
   producing.setAttributes({
     'messaging.operation.type': 'send',

@@ -77,7 +77,9 @@ export function createPipeline<Tx>(
       if ('stop' in found) return stopped(found.reached, found.stop, parts);
       ({ signed, signature } = found);
     }
-    const verifying = span?.child('verify');
+    // A span the sampler dropped gets no stage spans: only the handlers and a handoff need its context.
+    const staged = span?.recording === false ? undefined : span;
+    const verifying = staged?.child('verify');
     const checking = verify(signed, signature, Math.floor(parts.now() / 1000));
     const verified = isThenable(checking) ? await checking : checking;
     if (verifying) endStage(verifying, verified);
@@ -127,7 +129,7 @@ function foundFor(named: Tenanted, found: Signature | Stop): TenantFound {
 function runHere<Tx>(keyed: Keyed, parts: PipelineParts<Tx>, span?: TraceSpan): Awaitable<Stop | Settlement> {
   // A place in the executor before claiming: a retry of an event turned away here finds it unclaimed.
   if (!parts.executor.reserve()) return parts.admission.closing ? SHUTTING_DOWN : OVERLOADED;
-  const claiming = span?.child('claim');
+  const claiming = span?.recording === false ? undefined : span?.child('claim');
   return andThen(claim(keyed, parts.claims), (claimed) => {
     if (claiming) endStage(claiming, claimed, storeFailed);
     if ('stop' in claimed) {

@@ -8,7 +8,7 @@ import type { Stop } from './stop.js';
 
 /** Ends a stage's span with how the stage ended: a stop names its reason, and `failing` ones mark it failed. */
 export function endStage(span: TraceSpan, ended: object, failing?: (stop: Stop) => boolean): void {
-  if ('stop' in ended) {
+  if (span.recording !== false && 'stop' in ended) {
     const stop = ended as Stop;
     span.setAttributes({ [TRACE_ATTRIBUTE.outcome]: stop.stop });
     if (failing === undefined || failing(stop)) span.fail(stop.stop);
@@ -24,6 +24,8 @@ export function traceHandlers<A>(
   parent: TraceSpan,
   dispatch: (arg: A) => Promise<void> | undefined,
 ): (arg: A) => Promise<void> | undefined {
+  // A delivery the sampler dropped: no span of its own, only its context around the handlers.
+  if (parent.recording === false) return (arg) => parent.inContext(() => dispatch(arg));
   return (arg) => {
     const span = parent.child('handler');
     let handled: Promise<void> | undefined;

@@ -9,6 +9,7 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { TraceSpan, Tracing } from '../../src/adapter.js';
 import { createReceiver } from '../../src/index.js';
 import { openTelemetry } from '../../src/observability/opentelemetry.js';
 import { type Recorded, recordSpans } from '../support/tracing.js';
@@ -124,5 +125,24 @@ describe('a delivery the sampler drops', () => {
     handler.end();
     attempt.end();
     expect(asked).toEqual(['POST', 'process webhooks']);
+  });
+
+  it('gathers none of its answer to record: a span that does not record is only ended', async () => {
+    const calls: string[] = [];
+    const dropped: TraceSpan = {
+      recording: false,
+      setAttributes: () => calls.push('setAttributes'),
+      child: () => dropped,
+      inContext: (fn) => fn(),
+      carrier: () => ({}),
+      fail: () => calls.push('fail'),
+      end: () => calls.push('end'),
+    };
+    const tracing: Tracing = { startDelivery: () => dropped, startJob: () => dropped };
+    const receiver = createReceiver({ secrets: SECRET, tracing });
+    receiver.on('message.delivered', () => {});
+    expect((await receiver.receive(delivery(deliveredEvent()))).status).toBe(200);
+    expect((await receiver.receive(delivery(deliveredEvent(), { header: null }))).status).toBe(401);
+    expect(calls.filter((call) => call !== 'end')).toEqual([]);
   });
 });

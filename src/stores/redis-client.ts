@@ -44,7 +44,7 @@ export interface NodeRedisCluster {
 
 /**
  * The part of an ioredis client the store uses: `new Redis(…)` (also with `sentinels`) or `new Cluster(…)`, which
- * routes each script by its key (tested with a stand-in of this shape, not with ioredis).
+ * routes each script by its key.
  */
 export interface IoRedisClient {
   readonly status: string;

@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import { createCluster, createSentinel } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { WebhookConfigError } from '../../src/index.js';
@@ -7,7 +8,7 @@ import { RedisDedupeStore } from '../../src/stores/redis.js';
 describe('RedisDedupeStore clients', () => {
   const sentinel = createSentinel({ name: 'primary', sentinelRootNodes: [{ host: '127.0.0.1', port: 1 }] });
   const cluster = createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:1' }] });
-  const ioredisCluster = { status: 'ready', isCluster: true, call: async () => 0 };
+  const ioredisCluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
 
   it('takes node-redis Sentinel and Cluster clients, and an ioredis Cluster, with waitForReplicas where WAIT can follow', () => {
     const waitForReplicas = { count: 1, timeoutMs: 500 };

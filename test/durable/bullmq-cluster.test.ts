@@ -1,0 +1,116 @@
+import { createNodeRedisClient } from 'bullmq';
+import { Cluster } from 'ioredis';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { bullmqDeadLetters, bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
+import { createReceiver } from '../../src/index.js';
+import { testRun } from '../support/harness/cluster.js';
+import { type ClusterTopology, startClusterTopology } from '../support/topologies/redis.js';
+import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
+import { until } from '../support/until.js';
+import { describeDurableQueue } from './queue-conformance.js';
+
+/*
+ * BullMQ on a Redis Cluster (three masters with a replica each) through an ioredis Cluster client, the one
+ * connection BullMQ runs on a Cluster: the queue conformance suite, and the dead-letter tools on it. The prefix
+ * carries a hash tag, as every key of a queue must hash to one slot.
+ */
+const { run } = testRun();
+const prefix = `{mw-${run}}`;
+let topology: ClusterTopology;
+const connections: Cluster[] = [];
+let queues = 0;
+
+beforeAll(async () => {
+  topology = await startClusterTopology();
+}, 60_000);
+
+afterAll(async () => {
+  for (const connection of connections) connection.disconnect();
+  await topology?.stop();
+});
+
+/** A new ioredis Cluster client on the topology: BullMQ's queue and worker each take their own. */
+function clusterConnection(): Cluster {
+  const connection = new Cluster(
+    topology.masters.map((node) => ({ host: '127.0.0.1', port: node.port })),
+    { redisOptions: { maxRetriesPerRequest: null } },
+  );
+  connection.on('error', () => {});
+  connections.push(connection);
+  return connection;
+}
+
+describeDurableQueue('BullMQ on an ioredis Cluster', {
+  queue: (attempts) =>
+    bullmqQueue({
+      connection: clusterConnection(),
+      prefix,
+      name: `q${++queues}`,
+      attempts,
+      backoffMs: 50,
+      countsIntervalMs: 100,
+      // The persistence check reads one node's settings; it has its own test. The answers every engine can give
+      // to a redelivery.
+      allowVolatileRedis: true,
+      tellDuplicates: true,
+    }),
+  worker: (receiver, queue, concurrency, options) =>
+    createBullmqWorker({ receiver, queue, concurrency, ...options }),
+  // Nothing listens on port 1: the client keeps reconnecting, so the enqueue deadline answers.
+  unreachable: () => {
+    const client = createClient({ url: 'redis://127.0.0.1:1' });
+    client.on('error', () => {});
+    return bullmqQueue({
+      connection: createNodeRedisClient(client),
+      prefix,
+      name: 'down',
+      allowVolatileRedis: true,
+    });
+  },
+  cleanup: async () => {},
+});
+
+describe('BullMQ dead letters on an ioredis Cluster', () => {
+  it('lists a dead-lettered job and replays it, and takes the default {bull} prefix without one given', async () => {
+    const queue = bullmqQueue({
+      connection: clusterConnection(),
+      prefix,
+      name: 'dead',
+      attempts: 1,
+      // No allowVolatileRedis: the persistence check passes on the topology's append-only nodes.
+    });
+    const receiver = createReceiver({ secrets: SECRET, queue });
+    let failing = true;
+    let ran = 0;
+    receiver.on('message.delivered', () => {
+      ran++;
+      if (failing) throw new Error('the CRM is down');
+    });
+    const event = deliveredEvent();
+    try {
+      expectAccepted(await receiver.receive(delivery(event)), 202);
+      const worker = await createBullmqWorker({ receiver, queue });
+      await until(() => worker.counters().deadLettered === 1);
+      const deadLetters = bullmqDeadLetters({ connection: clusterConnection(), prefix, name: 'dead' });
+      const listed = await deadLetters.list();
+      expect(listed.map((letter) => letter.id)).toEqual([event.id]);
+      failing = false;
+      expect(await deadLetters.replay([event.id])).toEqual({ replayed: [event.id], skipped: [] });
+      await until(() => worker.counters().completed === 1);
+      expect(ran).toBe(2);
+      await worker.close();
+      await deadLetters.close();
+    } finally {
+      await receiver.close();
+      await queue.close();
+    }
+    const defaulted = bullmqQueue({
+      connection: clusterConnection(),
+      name: 'defaulted',
+      allowVolatileRedis: true,
+    });
+    expect(defaulted.queue.opts.prefix).toBe('{bull}');
+    await defaulted.close();
+  });
+});

@@ -1,34 +1,53 @@
 import { createNodeRedisClient } from 'bullmq';
-import { Cluster } from 'ioredis';
+import { Cluster, Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bullmqDeadLetters, bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
 import { createReceiver } from '../../src/index.js';
 import { testRun } from '../support/harness/cluster.js';
-import { type ClusterTopology, startClusterTopology } from '../support/topologies/redis.js';
+import {
+  type ClusterTopology,
+  type SentinelTopology,
+  startClusterTopology,
+  startSentinelTopology,
+} from '../support/topologies/redis.js';
 import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';
 import { describeDurableQueue } from './queue-conformance.js';
 
 /*
- * BullMQ on a Redis Cluster (three masters with a replica each) through an ioredis Cluster client, the one
- * connection BullMQ runs on a Cluster: the queue conformance suite, and the dead-letter tools on it. The prefix
- * carries a hash tag, as every key of a queue must hash to one slot.
+ * BullMQ on ioredis clients of replicated Redis: a Cluster (three masters with a replica each) through an ioredis
+ * Cluster client, the one connection BullMQ runs on a Cluster, with a hash-tagged prefix (every key of a queue
+ * must hash to one slot); and a primary with a replica and three sentinels through an ioredis client created with
+ * `sentinels`, with waitForReplicas. Each runs the queue conformance suite; the dead-letter tools run on the Cluster.
  */
 const { run } = testRun();
 const prefix = `{mw-${run}}`;
 let topology: ClusterTopology;
-const connections: Cluster[] = [];
+let sentinel: SentinelTopology;
+const connections: (Cluster | Redis)[] = [];
 let queues = 0;
 
 beforeAll(async () => {
-  topology = await startClusterTopology();
+  [topology, sentinel] = await Promise.all([startClusterTopology(), startSentinelTopology(1)]);
 }, 60_000);
 
 afterAll(async () => {
   for (const connection of connections) connection.disconnect();
-  await topology?.stop();
+  await Promise.all([topology?.stop(), sentinel?.stop()]);
 });
+
+/** A new ioredis client that finds the primary through the sentinels. */
+function sentinelConnection(): Redis {
+  const connection = new Redis({
+    sentinels: sentinel.sentinelRootNodes,
+    name: sentinel.name,
+    maxRetriesPerRequest: null,
+  });
+  connection.on('error', () => {});
+  connections.push(connection);
+  return connection;
+}
 
 /** A new ioredis Cluster client on the topology: BullMQ's queue and worker each take their own. */
 function clusterConnection(): Cluster {
@@ -58,6 +77,33 @@ describeDurableQueue('BullMQ on an ioredis Cluster', {
   worker: (receiver, queue, concurrency, options) =>
     createBullmqWorker({ receiver, queue, concurrency, ...options }),
   // Nothing listens on port 1: the client keeps reconnecting, so the enqueue deadline answers.
+  unreachable: () => {
+    const client = createClient({ url: 'redis://127.0.0.1:1' });
+    client.on('error', () => {});
+    return bullmqQueue({
+      connection: createNodeRedisClient(client),
+      prefix,
+      name: 'down',
+      allowVolatileRedis: true,
+    });
+  },
+  cleanup: async () => {},
+});
+
+describeDurableQueue('BullMQ on an ioredis Sentinel client, waitForReplicas 1', {
+  queue: (attempts) =>
+    bullmqQueue({
+      connection: sentinelConnection(),
+      prefix,
+      name: `s${++queues}`,
+      attempts,
+      backoffMs: 50,
+      countsIntervalMs: 100,
+      waitForReplicas: { count: 1, timeoutMs: 2000 },
+      tellDuplicates: true,
+    }),
+  worker: (receiver, queue, concurrency, options) =>
+    createBullmqWorker({ receiver, queue, concurrency, ...options }),
   unreachable: () => {
     const client = createClient({ url: 'redis://127.0.0.1:1' });
     client.on('error', () => {});

@@ -10,7 +10,10 @@ export type AckMode = 'sync' | 'async' | 'durable';
  * the signature, the secrets or the body is recorded.
  */
 export function endDeliverySpan(span: TraceSpan, outcome: Outcome, ack: AckMode, modes: boolean): void {
-  if (span.recording === false) return span.end();
+  if (span.recording === false) {
+    span.end();
+    return;
+  }
   const { event } = outcome;
   span.setAttributes({
     'http.response.status_code': outcome.status,

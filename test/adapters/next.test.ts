@@ -19,15 +19,7 @@ import {
   type Target,
 } from '../hardening/targets.js';
 import { closeServer, listen, runConformanceSuite } from './conformance.js';
-import {
-  ACCOUNT,
-  CONFORMANCE_PROFILES,
-  createConformanceReceiver,
-  FAILING_OPERATOR,
-  MAX_BODY_BYTES,
-  SECRET,
-  SLOW_OPERATOR,
-} from './conformance-receiver.js';
+import { ACCOUNT, CONFORMANCE_PROFILES, createConformanceReceiver, SECRET } from './conformance-receiver.js';
 import { buildNext, conformanceEnv, exampleRoute, type NextApp, startNext } from './next-server.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));

@@ -14,12 +14,11 @@ import {
 import PQueue from 'p-queue';
 import Stripe from 'stripe';
 import { createLambdaHandler } from '../dist/adapters/aws-lambda.js';
-import { utf8Text } from '../dist/src/base/bytes.js';
-import { createEventParser } from '../dist/src/events/catalogue.js';
 import { createReceiver, createVerifier, defaultEvents, MemoryDedupeStore } from '../dist/src/index.js';
 import { openTelemetry } from '../dist/src/observability/opentelemetry.js';
 import { signedDelivery } from './delivery.mjs';
 import { ANSWERS, handRoute } from './hand-route.mjs';
+import { createEventParser, utf8Text } from './internals.mjs';
 import { interleavedRounds, median } from './rounds.mjs';
 
 const SECRET = 'whsec_bench_receive_5e1f3a7c9b2d4e6f8a0b';

@@ -1,14 +1,16 @@
 // The package's internal helpers a bench times on their own (the "part" rows, the full path of verify.mjs):
 // dist/ ships one bundled file per public entry, so these are bundled here from the TypeScript sources by
 // esbuild (zod and every other package left external, so the schemas are the ones dist/ loads), once per run.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const scratch = mkdtempSync(join(tmpdir(), 'bench-internals-'));
+// Inside the checkout, so that the bundle's imports of zod and p-queue resolve to node_modules.
+const cache = join(root, 'node_modules/.cache');
+mkdirSync(cache, { recursive: true });
+const scratch = mkdtempSync(join(cache, 'bench-internals-'));
 const outfile = join(scratch, 'internals.mjs');
 await build({
   stdin: {

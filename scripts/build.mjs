@@ -15,8 +15,11 @@
 // - Source maps beside each file, naming the TypeScript sources the package ships (src/, adapters/), so
 //   `node --enable-source-maps` shows an app the lines of the files it has.
 // The entry list is read from package.json: a new `exports` entry is bundled without touching this file.
+// The build is written beside dist/ and then takes its place, so a process reading dist/ meanwhile (a test file
+// that runs the built CLI while another rebuilds) never finds it half written, and no chunk of an older build
+// stays behind to be packed.
 import { spawnSync } from 'node:child_process';
-import { chmodSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -63,11 +66,20 @@ const coreInEveryEntry = (entries) => ({
   },
 });
 
-rmSync(new URL('dist', `file://${root}`), { recursive: true, force: true });
+// Beside dist/, at the same depth, so the source maps' relative paths hold once it is renamed.
+const stage = `.dist-build-${process.pid}`;
+rmSync(join(root, stage), { recursive: true, force: true });
 
 const tsc = spawnSync(
   process.execPath,
-  [`${root}node_modules/typescript/bin/tsc`, '-p', 'tsconfig.build.json', '--emitDeclarationOnly'],
+  [
+    `${root}node_modules/typescript/bin/tsc`,
+    '-p',
+    'tsconfig.build.json',
+    '--emitDeclarationOnly',
+    '--outDir',
+    stage,
+  ],
   { cwd: root, stdio: 'inherit' },
 );
 
@@ -76,7 +88,7 @@ await build({
   absWorkingDir: root,
   entryPoints: entries,
   plugins: [coreInEveryEntry(entries)],
-  outdir: 'dist',
+  outdir: stage,
   bundle: true,
   splitting: true,
   format: 'esm',
@@ -89,7 +101,21 @@ await build({
   legalComments: 'none',
   logLevel: 'warning',
 });
-for (const bin of Object.values(manifest.bin ?? {})) chmodSync(new URL(bin, `file://${root}`), 0o755);
+for (const bin of Object.values(manifest.bin ?? {}))
+  chmodSync(join(root, stage, bin.replace(/^(\.\/)?dist\//, '')), 0o755);
+
+/** dist/ replaced by the new build; what others keep in it (a test's lock directory, `.…`) is carried over. */
+function swapIn() {
+  const dist = join(root, 'dist');
+  if (!existsSync(dist)) return renameSync(join(root, stage), dist);
+  const old = join(root, `.dist-old-${process.pid}`);
+  renameSync(dist, old);
+  renameSync(join(root, stage), dist);
+  for (const name of readdirSync(old))
+    if (name.startsWith('.')) renameSync(join(old, name), join(dist, name));
+  rmSync(old, { recursive: true, force: true });
+}
+swapIn();
 
 // tsc's type errors fail the build once the JavaScript is written, as `tsc` alone did (it emits despite them).
 process.exitCode = tsc.status ?? 1;

@@ -55,7 +55,10 @@ async function dependenciesOf(entries) {
     if (seen.has(url.href)) return;
     seen.add(url.href);
     const text = readFileSync(url, 'utf8');
-    for (const [, specifier] of text.matchAll(/(?:^|\n)\s*(?:import|export)\b[^'"]*?['"]([^'"]+)['"]/g)) {
+    const statements =
+      /(?:^|\n)\s*(?:import\s*['"]([^'"]+)['"]|(?:import|export)\s[^;'"]*?\bfrom\s*['"]([^'"]+)['"])/g;
+    for (const [, bare, from] of text.matchAll(statements)) {
+      const specifier = bare ?? from;
       if (specifier.startsWith('.')) visit(new URL(specifier, url));
       else if (!specifier.startsWith('node:')) packages.add(specifier);
     }

@@ -1,11 +1,13 @@
 // Cold start in Node: `npm run build && node bench/cold-start.mjs`. Each sample is a fresh process
 // (bench/edge/cold-child.mjs) that imports one contender and answers one delivery: the time of the import()
-// and of the first delivery after it (messaging-webhooks: createReceiver, one handler, the Fetch adapter, a
+// and of the first delivery after it (messaging-webhooks: createReceiver, the README's async handler, the Fetch adapter, a
 // signed Request answered 200; the anchors: standardwebhooks' verify, stripe-node's constructEvent), in Node and,
 // for the Fetch path and standardwebhooks, in Deno (the devDependency's binary, packages from node_modules).
 // Contenders take turns run by run, so background load hits them alike; medians of RUNS (default 21) runs.
 // Wall time and the child's CPU time (user + system) both: on a shared machine wall time mostly measures
 // the other processes, CPU time what the contender itself costs.
+// The package's own share of an import is measured directly: "own share" rows import the packages the built
+// entries import (zod, p-queue) first, untimed, then time the package's files alone.
 // Beside them, what explains the numbers: zod/mini imported alone (the floor of any import that loads the
 // package's schemas), the same contenders bundled by esbuild into one file each (Node's ESM loader pays per
 // file: resolution, read and compile), and, where Node has it (22.1 and later), the package with
@@ -43,6 +45,8 @@ const ROWS = [
   ...[
     'messaging-webhooks (root + /fetch)',
     'messaging-webhooks (root + /express)',
+    'messaging-webhooks (root + /express), own share',
+    'messaging-webhooks (root + /fetch), own share',
     'standardwebhooks',
     'stripe-node webhooks',
     'zod/mini alone',

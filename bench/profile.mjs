@@ -2,7 +2,8 @@
 // (one per server, with the count of requests it answered beside it) and prints, per contender, its busy time
 // grouped by who spent it, in µs per request. `node bench/profile.mjs dir [TOP]`; TOP also lists the top
 // functions of our code.
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { SourceMap } from 'node:module';
 import { join } from 'node:path';
 
 const dir = process.argv[2];
@@ -20,7 +21,7 @@ const GROUPS = [
   ['HMAC-SHA256 (node:crypto)', (url) => url.startsWith('node:internal/crypto')],
   [
     'messaging-webhooks (pipeline, stages, verifier, adapter, store)',
-    (url) => /\/dist\/(src|adapters)\//.test(url),
+    (url) => /\/dist\/(src|adapters|chunks)\//.test(url),
   ],
   ['stripe-node constructEvent', (url) => url.includes('node_modules/stripe/')],
   ['the hand route (schema call, Map claim)', (url) => url.includes('bench/hand-route.mjs')],
@@ -67,6 +68,21 @@ const GROUPS = [
   ['other (bench driver, native)', () => true],
 ];
 
+// dist/ is bundled: a frame of ours is named by the TypeScript file and line its source map points at.
+const maps = new Map();
+function sourceOf(path, lineNumber, columnNumber) {
+  if (!maps.has(path))
+    maps.set(
+      path,
+      existsSync(`${path}.map`) ? new SourceMap(JSON.parse(readFileSync(`${path}.map`, 'utf8'))) : undefined,
+    );
+  const entry = maps.get(path)?.findEntry(lineNumber, columnNumber);
+  const source = /(?:^|\/)((?:src|adapters)\/.*\.ts)$/.exec(entry?.originalSource ?? '')?.[1];
+  return source
+    ? `${source}:${entry.originalLine + 1}`
+    : `${path.replace(/^.*\/dist\//, '')}:${lineNumber + 1}`;
+}
+
 for (const file of readdirSync(dir).filter((name) => name.endsWith('.requests.json'))) {
   const { name, requests } = JSON.parse(readFileSync(join(dir, file), 'utf8'));
   const pid = file.split('.')[0];
@@ -78,7 +94,7 @@ for (const file of readdirSync(dir).filter((name) => name.endsWith('.requests.js
   const ours = new Map();
   let busy = 0;
   for (let i = 0; i < profile.samples.length; i++) {
-    const { functionName, url, lineNumber } = nodes.get(profile.samples[i]);
+    const { functionName, url, lineNumber, columnNumber } = nodes.get(profile.samples[i]);
     if (functionName === '(idle)') continue;
     const micros = profile.timeDeltas[i] ?? 0;
     busy += micros;
@@ -86,7 +102,7 @@ for (const file of readdirSync(dir).filter((name) => name.endsWith('.requests.js
     const [group] = GROUPS.find(([, test]) => test(path, functionName));
     byGroup.set(group, (byGroup.get(group) ?? 0) + micros);
     if (group.startsWith('messaging-webhooks')) {
-      const where = `${functionName || '(anonymous)'} ${path.replace(/^.*\/dist\//, '')}:${lineNumber + 1}`;
+      const where = `${functionName || '(anonymous)'} ${sourceOf(path, lineNumber, columnNumber)}`;
       ours.set(where, (ours.get(where) ?? 0) + micros);
     }
   }

@@ -2,14 +2,28 @@
 // Prints how many library functions it entered per file (V8's precise coverage), then, with --trace, each of
 // them in the order they ran (a breakpoint at each, whose condition records it and never pauses).
 // Run it with `npm run walk` (which builds first) or `node scripts/request-walk.mjs [--trace]` on a built dist/.
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
+import { SourceMap } from 'node:module';
 import express from 'express';
 import { webhookHandler } from '../dist/adapters/express.js';
 import { createReceiver } from '../dist/src/index.js';
 import { createEvent, signRequest } from '../dist/src/testing.js';
 
-const LIBRARY = /\/dist\/((?:src|adapters)\/.*)\.js$/;
+// dist/ is bundled (an entry per export, shared code in dist/chunks/): each function is named by the source file
+// its source map points at, so the walk counts the package's own files (src/…, adapters/…).
+const LIBRARY = /\/dist\/((?:src|adapters|chunks)\/.*)\.js$/;
+const SOURCE = /(?:^|\/)((?:src|adapters)\/.*)\.ts$/;
+function sourceMapOf(url) {
+  const map = new URL(`${url}.map`);
+  return existsSync(map) ? new SourceMap(JSON.parse(readFileSync(map, 'utf8'))) : undefined;
+}
+/** The source file (src/…/x, adapters/x) of a line and column of a built file. */
+function sourceOf(map, built, lineNumber, columnNumber) {
+  if (!map) return built;
+  const entry = map.findEntry(lineNumber, columnNumber);
+  return SOURCE.exec(entry?.originalSource ?? '')?.[1] ?? built;
+}
 const secret = `whsec_${Buffer.from('request-walk-secret-request-walk').toString('base64')}`;
 const receiver = createReceiver({ secrets: secret });
 receiver.on('message.delivered', () => {});
@@ -44,17 +58,19 @@ const { result } = await session.post('Profiler.takePreciseCoverage');
 const entered = new Map();
 const breakpoints = [];
 for (const script of result) {
-  const file = LIBRARY.exec(script.url)?.[1];
-  if (!file) continue;
+  const built = LIBRARY.exec(script.url)?.[1];
+  if (!built) continue;
   const text = readFileSync(new URL(script.url), 'utf8');
+  const map = sourceMapOf(script.url);
   for (const fn of script.functions) {
     const [range] = fn.ranges;
     // The module's own top level is not a function of the walk.
     if (range.count === 0 || (!fn.functionName && range.startOffset === 0)) continue;
-    entered.set(`${file}.ts`, (entered.get(`${file}.ts`) ?? 0) + range.count);
     const before = text.slice(0, range.startOffset);
     const lineNumber = before.split('\n').length - 1;
     const columnNumber = range.startOffset - (before.lastIndexOf('\n') + 1);
+    const file = sourceOf(map, built, lineNumber, columnNumber);
+    entered.set(`${file}.ts`, (entered.get(`${file}.ts`) ?? 0) + range.count);
     const label = `${file}.ts ${fn.functionName || '(anonymous)'}`;
     breakpoints.push({ url: script.url, lineNumber, columnNumber, label });
   }

@@ -11,7 +11,8 @@ const since = (from, to) => [to[0] - from[0], to[1] - from[1]];
 const { secret, body, signature, webhookHeaders, stripeHeader } = JSON.parse(process.env.COLD_START_INPUT);
 
 /** The Fetch path: createReceiver, one handler, the Fetch adapter, a signed Request answered 200. */
-async function fetchPath(load) {
+async function fetchPath(load, prepare = async () => {}) {
+  await prepare();
   const request = new Request('https://example.test/webhooks', {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'webhook-signature': signature },
@@ -21,7 +22,9 @@ async function fetchPath(load) {
   const [{ createReceiver }, { createFetchHandler }] = await load();
   const imported = clock();
   const receiver = createReceiver({ secrets: secret });
-  receiver.on('message.delivered', () => {});
+  receiver.on('message.delivered', async (event) => {
+    if (event.data.message_id === '') throw new Error('no message id');
+  });
   const response = await createFetchHandler(receiver)(request);
   if (response.status !== 200) throw new Error(`answered ${response.status}: ${await response.text()}`);
   await response.text();
@@ -39,6 +42,30 @@ async function stripePath(load) {
 
 /** One file bundled by bench/cold-start.mjs (esbuild, every dependency inlined), by its name. */
 const bundle = (name) => import(new URL(`${name}.mjs`, `file://${process.env.COLD_START_BUNDLES}/`).href);
+
+/**
+ * The packages the built files reached from `entries` import (zod, p-queue, …), read from the import statements
+ * of dist/ itself, so the list follows the build.
+ */
+async function dependenciesOf(entries) {
+  const { readFileSync } = await import('node:fs');
+  const seen = new Set();
+  const packages = new Set();
+  const visit = (url) => {
+    if (seen.has(url.href)) return;
+    seen.add(url.href);
+    const text = readFileSync(url, 'utf8');
+    const statements =
+      /(?:^|\n)\s*(?:import\s*['"]([^'"]+)['"]|(?:import|export)\s[^;'"]*?\bfrom\s*['"]([^'"]+)['"])/g;
+    for (const [, bare, from] of text.matchAll(statements)) {
+      const specifier = bare ?? from;
+      if (specifier.startsWith('.')) visit(new URL(specifier, url));
+      else if (!specifier.startsWith('node:')) packages.add(specifier);
+    }
+  };
+  for (const entry of entries) visit(new URL(entry, import.meta.url));
+  return [...packages];
+}
 
 const contenders = {
   'messaging-webhooks (root + /fetch)': () =>
@@ -58,6 +85,28 @@ const contenders = {
     webhookHandler(createReceiver({ secrets: secret }));
     return [since(started, imported), [null, null]];
   },
+  /**
+   * The package's own share of that import: its dependencies (zod, p-queue) are imported first, untimed, so the
+   * clock sees only the package's files, their compilation and their top-level code.
+   */
+  async 'messaging-webhooks (root + /express), own share'() {
+    const entries = ['../../dist/src/index.js', '../../dist/adapters/express.js'];
+    await Promise.all((await dependenciesOf(entries)).map((name) => import(name)));
+    const started = clock();
+    const [{ createReceiver }, { webhookHandler }] = await Promise.all(entries.map((entry) => import(entry)));
+    const imported = clock();
+    webhookHandler(createReceiver({ secrets: secret }));
+    return [since(started, imported), [null, null]];
+  },
+  /** The same for the root entry and the Fetch adapter, then the first delivery as above. */
+  'messaging-webhooks (root + /fetch), own share': () =>
+    fetchPath(
+      () => Promise.all([import('../../dist/src/index.js'), import('../../dist/adapters/fetch.js')]),
+      async () => {
+        const entries = ['../../dist/src/index.js', '../../dist/adapters/fetch.js'];
+        await Promise.all((await dependenciesOf(entries)).map((name) => import(name)));
+      },
+    ),
   async standardwebhooks() {
     const started = clock();
     const { Webhook } = await import('standardwebhooks');

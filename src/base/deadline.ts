@@ -3,7 +3,7 @@ export const TIMED_OUT: unique symbol = Symbol('timed out');
 
 /**
  * `work`, or TIMED_OUT once `ms` passed first. The work itself goes on: a promise cannot be stopped. One promise
- * and one reaction, where an async function around Promise.race costs twice the time on every enqueue.
+ * and one reaction, where an async function around Promise.race makes more of both on every enqueue.
  */
 export function withTimeout<T>(work: Promise<T>, ms: number): Promise<T | typeof TIMED_OUT> {
   return settleFirst(work, ms, (resolve) => resolve(TIMED_OUT));

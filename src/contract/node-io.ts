@@ -72,10 +72,10 @@ export async function receiveNodeRequest<R extends NodeRequestLike>(
   body: NodeBodySource = { readBody: nodeBodyReader(req) },
   names: NodeRequestNames<R> = NODE_NAMES,
 ): Promise<void> {
-  // Within the request event the body that came with the headers has not reached the stream yet; a microtask
-  // later Node's parser has put it all in the stream's buffer, and the body reader hands it over at once: one
-  // turn of the microtask queue, where starting now would cost three promises to wait for it. A body a parser
-  // already read needs no wait.
+  // Within the request event the body that came with the headers has not reached the stream yet; once the
+  // request event is over Node's parser has put it all in the stream's buffer, and the body reader hands it
+  // over at once, where starting now would wait on the stream's events for it. A body a parser already read
+  // needs no wait.
   if (body.readBody) await PAST_THE_REQUEST_EVENT;
   writeNodeOutcome(res, await receiver.receive(new NodeRequest(req, body, names)));
 }
@@ -87,8 +87,8 @@ const PAST_THE_REQUEST_EVENT = Promise.resolve();
  * and Pages adapters.
  * `url`, `route` and `params` are read from `req` only when a tracer or the `tenant` option asks for them. Express gives each request object a
  * hidden class of its own (it changes the object's prototype, and V8 then makes a new hidden class for every
- * property added to it), so every property read from `req` misses V8's inline caches, at thousands of
- * instructions each.
+ * property added to it), so every property read from `req` misses V8's inline caches, which is costly on
+ * every read.
  */
 class NodeRequest<R extends NodeRequestLike> implements ReceiveRequest {
   readonly method: string;
@@ -148,8 +148,8 @@ export function readNodeBody(
   // A body all in the stream's buffer is taken whole, with no promise, timer, listener or stream event.
   const buffered = bufferedBody(req, declared);
   if (buffered) return buffered;
-  // Node's parser goes on to the body right after the request event: one microtask later, a body that came
-  // with its headers is all in the buffer.
+  // Node's parser goes on to the body right after the request event: once that event is over, a body that
+  // came with its headers is all in the buffer.
   return Promise.resolve(declared).then(
     (length) => bufferedBody(req, length) ?? unbufferedBody(req, maxBytes, deadlineMs, length),
   );

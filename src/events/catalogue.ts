@@ -96,7 +96,7 @@ function tolerant(data: core.$ZodType): core.$ZodType {
 /**
  * zod/mini loads no locale, and an issue's message goes into the 422 answer: English is made the default, as
  * classic zod does when its first schema is built, unless the app chose a locale (`z.config(...)`) already.
- * A parse context with its own error map instead would cost every parse several times over.
+ * A parse context with its own error map instead would slow every parse.
  */
 function englishByDefault(): void {
   if (config().localeError === undefined) config(en());

@@ -46,8 +46,7 @@ export function signedDelivery(body: string, options: SignOptions): Delivery {
 
 /**
  * Sends deliveries as the service does: a POST that never follows a redirect, over node:http with kept-alive
- * sockets rather than fetch, which spends several times the CPU per request: the emulator sends thousands a
- * second. Idle sockets do not keep the process alive.
+ * sockets rather than fetch, which spends more CPU per request: the emulator sends thousands a second. Idle sockets do not keep the process alive.
  */
 export class Transport {
   private readonly http: HttpAgent;

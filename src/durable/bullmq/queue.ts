@@ -36,7 +36,7 @@ export interface BullmqQueueOptions extends DurableQueueOptions {
    * answers it: 409 event_in_progress while its job waits or runs, 200 duplicate once it completed or sits in
    * the dead-letter. Without it, every delivery whose job BullMQ holds is answered 202, new or not: BullMQ keeps
    * one job per event either way, so nothing runs twice, and the service stops retrying at once. The read is a
-   * second Redis command per delivery: 35–45% more CPU in the receiving process (bench/handoff.mjs). Default false.
+   * second Redis command per delivery, which costs the receiving process CPU (BENCHMARKS.md). Default false.
    */
   tellDuplicates?: boolean;
 }
@@ -86,7 +86,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
   const poller = countsPoller(() => readCounts(queue), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
   let checked: Promise<void> | undefined;
-  // Once the check passed, an enqueue does not wait for it again (a turn of the microtask queue per event).
+  // Once the check passed, an enqueue does not wait for it again: an event waits only for its own add.
   let passed = false;
   // Could the check not run (INFO refused), the first enqueue that can tell someone is told.
   let untold: string | undefined;
@@ -109,7 +109,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
     }
     const jobId = bullmqJobId(job.key);
     // BullMQ's add answers the same for a new job and one it already had, so telling them apart takes a read
-    // first (one HGETALL: BullMQ's getJobState is a script several times slower). BullMQ sets finishedOn only
+    // first (one HGETALL: BullMQ's getJobState is a slower script). BullMQ sets finishedOn only
     // when a job completed or failed its last attempt. Two deliveries racing here both add, BullMQ keeps one
     // job, and both are rightly told enqueued.
     if (tellDuplicates) {
@@ -151,7 +151,7 @@ function jobOptionsOf(options: BullmqQueueOptions): (jobId: string) => JobsOptio
   const { attempts, backoffMs } = retrySchedule(options);
   const backoff = { type: 'exponential', delay: backoffMs, jitter: 0.5 };
   const removeOnComplete = { age: Math.ceil((options.retentionMs ?? DEFAULT_RETENTION_MS) / 1000) };
-  // A literal per job: spreading shared options into a new object with the jobId cost 0.5 µs per event.
+  // A literal per job: spreading shared options into a new object with the jobId would copy them per event.
   return (jobId) => ({ attempts, backoff, removeOnComplete, removeOnFail: false, jobId });
 }
 

@@ -98,7 +98,7 @@ export function isMissingTable(error: unknown): boolean {
 }
 
 /** The message for a missing table, naming what creates it. */
-export function missingTableMessage(table: MysqlInboxTable, migration: string): string {
+export function missingTableMessage(table: { name: string }, migration: string): string {
   return (
     `The inbox table ${table.name} does not exist: run \`await store.migrate()\` once at startup, or apply ` +
     `${migration}.`

@@ -7,7 +7,7 @@ import { tsc } from '../support/tsc.js';
 
 /**
  * An app that installed the package and none of its optional peers (fastify, express, next, redis, pg,
- * mysql2, prom-client, @opentelemetry/api). The peers are the app's own objects passed in (its server, its client), so every entry
+ * mysql2, knex, kysely, prom-client, @opentelemetry/api). The peers are the app's own objects passed in (its server, its client), so every entry
  * point loads without them; only the types need the peer, and then the compiler names it in one line. The NestJS
  * module is the exception: Nest's decorators build it, so it loads only in an app that has Nest.
  */
@@ -26,6 +26,8 @@ const entries = [
   '/redis',
   '/postgres',
   '/mysql',
+  '/knex',
+  '/kysely',
   '/prometheus',
   '/opentelemetry',
 ];
@@ -35,6 +37,8 @@ const typedPeers: Record<string, string> = {
   '/nestjs': '@nestjs/common',
   '/postgres': 'pg',
   '/mysql': 'mysql2/promise',
+  '/knex': 'knex',
+  '/kysely': 'kysely',
   '/prometheus': 'prom-client',
   '/opentelemetry': '@opentelemetry/api',
 };

@@ -43,8 +43,11 @@ for (const database of ['postgres', 'mysql']) {
         effectsTable,
         run,
         rows: async () => {
-          const rows = await db(effectsTable).select('event_id').count({ n: '*' }).groupBy('event_id');
-          return new Map(rows.map((row) => [String(row.event_id), Number(row.n)]));
+          const rows: Array<{ event_id: string; n: number | string }> = await db(effectsTable)
+            .select('event_id')
+            .count({ n: '*' })
+            .groupBy('event_id');
+          return new Map(rows.map((row) => [row.event_id, Number(row.n)]));
         },
       });
       console.info(`Knex on ${database}`, counts);

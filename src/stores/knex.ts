@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
-import { type SqlAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
+import { driverAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface KnexDedupeStoreOptions {
@@ -32,7 +32,8 @@ export class KnexDedupeStore implements DedupeStore<Knex.Transaction> {
       table: options.table ?? 'webhook_inbox',
       migration: MIGRATION,
       operationTimeoutMs: options.operationTimeoutMs,
-      run: async (text, values, tx) => answer(await (tx ?? knex).raw(...positional(dialect, text, values))),
+      run: async (text, values, tx) =>
+        driverAnswer(await (tx ?? knex).raw(...positional(dialect, text, values))),
       transaction: (work) => knex.transaction(work),
     });
   }
@@ -108,17 +109,6 @@ function positional(dialect: SqlDialect, text: string, values: unknown[]): [stri
     return '?';
   });
   return [sql, bindings];
-}
-
-/** What knex.raw resolves: pg's result ({ rows, rowCount }) or mysql2's [rows or header, fields]. */
-function answer(result: unknown): SqlAnswer {
-  if (Array.isArray(result)) {
-    const first = result[0] as unknown;
-    if (Array.isArray(first)) return { rows: first, affected: 0 };
-    return { rows: [], affected: Number((first as { affectedRows?: number })?.affectedRows ?? 0) };
-  }
-  const { rows, rowCount } = (result ?? {}) as { rows?: SqlAnswer['rows']; rowCount?: number | null };
-  return { rows: rows ?? [], affected: rowCount ?? 0 };
 }
 
 function checkKnex(knex: unknown): Knex {

@@ -213,11 +213,16 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     );
   }
 
+  /** The ORM's error, or one naming the migration when the table is missing (an ORM may wrap the driver's). */
   #explain(error: unknown): unknown {
-    const missing =
-      this.#driver.dialect === 'mysql'
-        ? isMissingTable(error)
-        : (error as { code?: unknown })?.code === '42P01';
+    let missing = false;
+    for (let cause = error, depth = 0; cause && depth < 5 && !missing; depth++) {
+      missing =
+        this.#driver.dialect === 'mysql'
+          ? isMissingTable(cause)
+          : (cause as { code?: unknown }).code === '42P01';
+      cause = (cause as { cause?: unknown }).cause;
+    }
     if (!missing) return error;
     return new Error(missingTableMessage(this.#table, this.#driver.migration), { cause: error });
   }
@@ -233,7 +238,8 @@ function lazilyFlushedClaim(claim: string): string {
   const lazy = claim
     .replace(/^WITH /, "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true)),\n")
     .replace('FROM (SELECT 1) AS one LEFT JOIN', 'FROM lazy AS one LEFT JOIN');
-  if (lazy === claim || !lazy.includes('FROM lazy AS one')) throw new Error('The PostgreSQL claim changed shape.');
+  if (lazy === claim || !lazy.includes('FROM lazy AS one'))
+    throw new Error('The PostgreSQL claim changed shape.');
   return lazy;
 }
 
@@ -245,4 +251,15 @@ function checkedPgTable(store: string, table: string) {
       `new ${store}({ table }): table must be letters, digits and underscores (not starting with a digit, at most 48), got ${JSON.stringify(table)}.`,
     );
   }
+}
+
+/** A driver's answer as pg (`{ rows, rowCount }`) or mysql2 (`[rows or header, fields]`) gives it, the ORM passing it on. */
+export function driverAnswer(result: unknown): SqlAnswer {
+  if (Array.isArray(result)) {
+    const first = result[0] as unknown;
+    if (Array.isArray(first)) return { rows: first, affected: 0 };
+    return { rows: [], affected: Number((first as { affectedRows?: number })?.affectedRows ?? 0) };
+  }
+  const { rows, rowCount } = (result ?? {}) as { rows?: SqlAnswer['rows']; rowCount?: number | null };
+  return { rows: rows ?? [], affected: rowCount ?? 0 };
 }

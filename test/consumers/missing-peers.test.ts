@@ -9,7 +9,8 @@ import { tsc } from '../support/tsc.js';
  * An app that installed the package and none of its optional peers (fastify, express, next, redis, pg,
  * mysql2, knex, kysely, prom-client, @opentelemetry/api). The peers are the app's own objects passed in (its server, its client), so every entry
  * point loads without them; only the types need the peer, and then the compiler names it in one line. The NestJS
- * module is the exception: Nest's decorators build it, so it loads only in an app that has Nest.
+ * module is the exception: Nest's decorators build it, so it loads only in an app that has Nest; so is
+ * `/drizzle-schema`, Drizzle table definitions for an app that has Drizzle (`/drizzle` itself loads without it).
  */
 const entries = [
   '',
@@ -28,6 +29,7 @@ const entries = [
   '/mysql',
   '/knex',
   '/kysely',
+  '/drizzle',
   '/prometheus',
   '/opentelemetry',
 ];

@@ -14,6 +14,7 @@ const ENTRIES = [
   'src/stores/mysql.ts',
   'src/stores/knex.ts',
   'src/stores/kysely.ts',
+  'src/stores/drizzle.ts',
   'src/durable/bullmq/index.ts',
   'src/durable/pg-boss/index.ts',
   'src/observability/opentelemetry.ts',

@@ -7,12 +7,19 @@
 // Env: DATABASE_URL, MYSQL_URL, DELIVERIES (per round, default 200), ROUNDS (7), ONLY (e.g. knex-postgres).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
+import { and, sql as drizzleSql, eq } from 'drizzle-orm';
+import { drizzle as mysqlDrizzle } from 'drizzle-orm/mysql2';
+import { drizzle as pgDrizzle } from 'drizzle-orm/node-postgres';
 import knexFactory from 'knex';
 import { Kysely, MysqlDialect, PostgresDialect } from 'kysely';
 import { createPool } from 'mysql2';
+import mysqlPromise from 'mysql2/promise';
 import pg from 'pg';
+import { DrizzleDedupeStore } from '../dist/src/stores/drizzle.js';
+import { mysqlWebhookInbox, pgWebhookInbox } from '../dist/src/stores/drizzle-schema.js';
 import { KnexDedupeStore, knexInboxMigration } from '../dist/src/stores/knex.js';
 import { KyselyDedupeStore, kyselyInboxMigration } from '../dist/src/stores/kysely.js';
+import { MysqlDedupeStore } from '../dist/src/stores/mysql.js';
 import { interleavedRounds, median } from './rounds.mjs';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -96,6 +103,71 @@ const orms = {
   },
 };
 
+orms.drizzle = {
+  open: (dialect) =>
+    dialect === 'postgres'
+      ? pgDrizzle(new pg.Pool({ connectionString: DATABASE_URL, max: 4 }))
+      : mysqlDrizzle(mysqlPromise.createPool({ uri: MYSQL_URL, connectionLimit: 4 })),
+  store: (db) => new DrizzleDedupeStore({ db, table: inbox }),
+  migration: (table) => ({ up: (db) => new DrizzleDedupeStore({ db, table }).migrate() }),
+  write: (tx, id) => tx.execute(drizzleSql`INSERT INTO ${drizzleSql.raw(effects)} (event_id) VALUES (${id})`),
+  byHand: (db, dialect) => {
+    const table = dialect === 'postgres' ? pgWebhookInbox(hand) : mysqlWebhookInbox(hand);
+    return async (key, id) => {
+      await db.transaction(async (tx) => {
+        const token = randomUUID();
+        const row = { key, state: 'processing', token, expiresAt: drizzleSql.raw(until[dialect](LEASE_MS)) };
+        const claimed =
+          dialect === 'postgres'
+            ? await tx.insert(table).values(row).onConflictDoNothing()
+            : await tx.insert(table).ignore().values(row);
+        if (affected(claimed) !== 1) throw new Error('expected a claim');
+        await tx.execute(drizzleSql`INSERT INTO ${drizzleSql.raw(effects)} (event_id) VALUES (${id})`);
+        await tx
+          .update(table)
+          .set({ state: 'completed', token: null, expiresAt: drizzleSql.raw(until[dialect](RETENTION_MS)) })
+          .where(and(eq(table.key, key), eq(table.token, token)));
+      });
+    };
+  },
+  close: (db) => db.$client.end(),
+  run: (db, text) => db.execute(drizzleSql.raw(text)),
+};
+
+/** mysql2 itself, for the MySQL store without an ORM (MySQL only). */
+orms.mysql2 = {
+  dialects: ['mysql'],
+  open: () => mysqlPromise.createPool({ uri: MYSQL_URL, connectionLimit: 4 }),
+  store: (pool) => new MysqlDedupeStore({ pool, table: inbox, transactional: true }),
+  migration: (table) => ({ up: (pool) => new MysqlDedupeStore({ pool, table }).migrate() }),
+  write: (tx, id) => tx.query(`INSERT INTO ${effects} (event_id) VALUES (?)`, [id]),
+  byHand: (pool) => async (key, id) => {
+    const connection = await pool.getConnection();
+    try {
+      await connection.query('START TRANSACTION');
+      const token = randomUUID();
+      const [claimed] = await connection.query(
+        `INSERT IGNORE INTO ${hand} (\`key\`, state, token, expires_at) VALUES (?, 'processing', ?, ${until.mysql(LEASE_MS)})`,
+        [key, token],
+      );
+      if (claimed.affectedRows !== 1) throw new Error('expected a claim');
+      await connection.query(`INSERT INTO ${effects} (event_id) VALUES (?)`, [id]);
+      await connection.query(
+        `UPDATE ${hand} SET state = 'completed', token = NULL, expires_at = ${until.mysql(RETENTION_MS)} WHERE \`key\` = ? AND token = ?`,
+        [key, token],
+      );
+      await connection.query('COMMIT');
+    } catch (error) {
+      await connection.query('ROLLBACK');
+      throw error;
+    } finally {
+      connection.release();
+    }
+  },
+  close: (pool) => pool.end(),
+  run: (pool, text) => pool.query(text),
+};
+
 function affected(result) {
   if (Array.isArray(result) && typeof result[0]?.affectedRows === 'number') return result[0].affectedRows;
   return result?.rowCount ?? (Array.isArray(result) ? result.length : 0);
@@ -110,7 +182,7 @@ console.log('| ORM | database | store ms/delivery | by hand ms/delivery | store 
 console.log('| --- | --- | ---: | ---: | ---: |');
 
 for (const [orm, kit] of Object.entries(orms)) {
-  for (const dialect of ['postgres', 'mysql']) {
+  for (const dialect of kit.dialects ?? ['postgres', 'mysql']) {
     if (ONLY && !ONLY.includes(`${orm}-${dialect}`)) continue;
     const db = kit.open(dialect);
     try {

@@ -7,9 +7,10 @@ import { tsc } from '../support/tsc.js';
 
 /**
  * An app that installed the package and none of its optional peers (fastify, express, next, redis, pg,
- * prom-client, @opentelemetry/api). The peers are the app's own objects passed in (its server, its client), so every entry
+ * mysql2, knex, kysely, prom-client, @opentelemetry/api). The peers are the app's own objects passed in (its server, its client), so every entry
  * point loads without them; only the types need the peer, and then the compiler names it in one line. The NestJS
- * module is the exception: Nest's decorators build it, so it loads only in an app that has Nest.
+ * module is the exception: Nest's decorators build it, so it loads only in an app that has Nest; so is
+ * `/drizzle-schema`, Drizzle table definitions for an app that has Drizzle (`/drizzle` itself loads without it).
  */
 const entries = [
   '',
@@ -25,6 +26,10 @@ const entries = [
   '/azure-functions',
   '/redis',
   '/postgres',
+  '/mysql',
+  '/knex',
+  '/kysely',
+  '/drizzle',
   '/prometheus',
   '/opentelemetry',
 ];
@@ -33,6 +38,9 @@ const typedPeers: Record<string, string> = {
   '/fastify': 'fastify',
   '/nestjs': '@nestjs/common',
   '/postgres': 'pg',
+  '/mysql': 'mysql2/promise',
+  '/knex': 'knex',
+  '/kysely': 'kysely',
   '/prometheus': 'prom-client',
   '/opentelemetry': '@opentelemetry/api',
 };

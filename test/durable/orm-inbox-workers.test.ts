@@ -1,0 +1,129 @@
+import { randomUUID } from 'node:crypto';
+import { createNodeRedisClient } from 'bullmq';
+import knexFactory, { type Knex } from 'knex';
+import { Kysely, MysqlDialect, type Transaction } from 'kysely';
+import { createPool } from 'mysql2';
+import { createClient } from 'redis';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
+import { createPgBossWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
+import { createReceiver } from '../../src/index.js';
+import { KnexDedupeStore } from '../../src/stores/knex.js';
+import { KyselyDedupeStore } from '../../src/stores/kysely.js';
+import { DATABASE_URL, REDIS_URL, testRun } from '../support/harness/cluster.js';
+import { deleteKeys } from '../support/harness/redis-keys.js';
+import { deliveredEvent, delivery, SECRET } from '../support/unit.js';
+import { until } from '../support/until.js';
+
+/*
+ * The durable workers run the handlers in an ORM store's inbox: ctx.tx in the worker is the ORM's transaction,
+ * the first attempt's write rolls back with its failure, the retry's commits with the "processed" mark.
+ * pg-boss with Knex on PostgreSQL, BullMQ with Kysely on MariaDB.
+ */
+const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
+const { run } = testRun();
+const inbox = `mw_inbox_${run}`;
+const effects = `mw_effects_${run}`;
+const knex = knexFactory({ client: 'pg', connection: DATABASE_URL, pool: { min: 0, max: 6 } });
+type AppDB = Record<string, { event_id: string }>;
+const kysely = new Kysely<AppDB>({
+  dialect: new MysqlDialect({ pool: createPool({ uri: MYSQL_URL, connectionLimit: 6 }) }),
+});
+const redis = createClient({ url: REDIS_URL });
+
+beforeAll(async () => {
+  await redis.connect();
+  await knex.schema.createTable(effects, (table) => table.string('event_id').notNullable());
+  await kysely.schema.createTable(effects).addColumn('event_id', 'varchar(200)').execute();
+});
+
+afterAll(async () => {
+  await knex.schema.dropTableIfExists(inbox).dropTableIfExists(effects);
+  await knex.raw(`DROP SCHEMA IF EXISTS mw_boss_${run} CASCADE`);
+  await knex.destroy();
+  await kysely.schema.dropTable(inbox).ifExists().execute();
+  await kysely.schema.dropTable(effects).ifExists().execute();
+  await kysely.destroy();
+  await deleteKeys(redis, `mw-test:${run}:*`);
+  redis.destroy();
+});
+
+/** A receiver handing events to `queue`, and one whose handler writes through ctx.tx and fails its first try. */
+function receivers(queue: Parameters<typeof createReceiver>[0]['queue']) {
+  const front = createReceiver({ secrets: SECRET, queue });
+  const back = createReceiver({ secrets: SECRET, queue });
+  back.onError(() => {});
+  return { front, back };
+}
+
+it('pg-boss runs the handlers in the Knex inbox: ctx.tx is the Knex transaction, the failed try rolls back', async () => {
+  const queue = pgBossQueue({
+    connectionString: DATABASE_URL,
+    schema: `mw_boss_${run}`,
+    name: 'orm',
+    backoffMs: 200,
+  });
+  const store = new KnexDedupeStore({ knex, table: inbox });
+  await store.migrate();
+  const { front, back } = receivers(queue);
+  const seen: boolean[] = [];
+  back.on('message.delivered', async (event, ctx) => {
+    // The receiver's type does not know the worker's store: its handlers name the transaction's type.
+    const tx = ctx.tx as unknown as Knex.Transaction;
+    seen.push(tx.isTransaction === true);
+    await tx(effects).insert({ event_id: String(event.id) });
+    if (ctx.attempt === 1) throw new Error('first try fails after its write');
+  });
+  const worker = await createPgBossWorker({ receiver: back, queue, store, pollingIntervalSeconds: 0.5 });
+  try {
+    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
+    expect((await front.receive(delivery(event))).status).toBe(202);
+    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
+      what: 'the retry to commit',
+      timeoutMs: 20_000,
+    });
+    expect(seen).toEqual([true, true]);
+    expect(await knex(effects).where({ event_id: event.id })).toHaveLength(1);
+  } finally {
+    await worker.close({ timeoutMs: 2000 });
+    await queue.close();
+  }
+}, 40_000);
+
+it('BullMQ runs the handlers in the Kysely inbox on MariaDB: ctx.tx is the Kysely transaction', async () => {
+  const queue = bullmqQueue({
+    connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
+    prefix: `mw-test:${run}:bull`,
+    name: 'orm',
+    backoffMs: 50,
+    allowVolatileRedis: true,
+  });
+  const store = new KyselyDedupeStore({ db: kysely, table: inbox });
+  await store.migrate();
+  const { front, back } = receivers(queue);
+  const seen: boolean[] = [];
+  back.on('message.delivered', async (event, ctx) => {
+    const tx = ctx.tx as unknown as Transaction<AppDB>;
+    seen.push(tx.isTransaction);
+    await tx
+      .insertInto(effects)
+      .values({ event_id: String(event.id) })
+      .execute();
+    if (ctx.attempt === 1) throw new Error('first try fails after its write');
+  });
+  const worker = await createBullmqWorker({ receiver: back, queue, store });
+  try {
+    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
+    expect((await front.receive(delivery(event))).status).toBe(202);
+    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
+      what: 'the retry to commit',
+      timeoutMs: 20_000,
+    });
+    expect(seen).toEqual([true, true]);
+    const rows = await kysely.selectFrom(effects).selectAll().where('event_id', '=', event.id).execute();
+    expect(rows).toHaveLength(1);
+  } finally {
+    await worker.close({ timeoutMs: 2000 });
+    await queue.close();
+  }
+}, 40_000);

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
 
@@ -34,7 +33,7 @@ export interface RedisDedupeStoreOptions {
   operationTimeoutMs?: number;
   /**
    * Acknowledge an event (200) only once `count` replicas hold its completion (WAIT after it): a failover then
-   * cannot forget that it was processed. Not on an ioredis Cluster (WAIT has no key to route it by).
+   * cannot forget that it was processed.
    */
   waitForReplicas?: WaitForReplicas;
 }
@@ -120,12 +119,6 @@ export class RedisDedupeStore implements DedupeStore {
     this.operationTimeoutMs = operationTimeout('RedisDedupeStore', options?.operationTimeoutMs);
     this.#link = redisLink(client, this.operationTimeoutMs, 'RedisDedupeStore');
     this.#replicas = replicasOption('new RedisDedupeStore', options.waitForReplicas);
-    if (this.#replicas && !this.#link.canWait) {
-      throw new WebhookConfigError(
-        'new RedisDedupeStore({ waitForReplicas }) cannot wait for replicas through an ioredis Cluster (WAIT has ' +
-          'no key, so it reaches a random node): pass a node-redis createCluster() client instead.',
-      );
-    }
   }
 
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {

@@ -1,3 +1,4 @@
+import { Cluster } from 'ioredis';
 import { createCluster } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisDedupeStore, type WaitForReplicas } from '../../src/stores/redis.js';
@@ -35,7 +36,15 @@ afterAll(async () => {
   await topology?.stop();
 });
 
+/** A node-redis Cluster client, or with MW_HA_IOREDIS=1 (bench/failover.mjs) an ioredis one. */
 async function clusterClient() {
+  if (process.env.MW_HA_IOREDIS === '1') {
+    const client = new Cluster(topology.masters.map((node) => ({ host: '127.0.0.1', port: node.port })));
+    client.on('error', () => {});
+    clients.push({ destroy: () => client.disconnect() });
+    await until(() => client.status === 'ready', { what: 'the ioredis Cluster client to be ready' });
+    return client;
+  }
   const client = createCluster({ rootNodes: topology.rootNodes });
   client.on('error', () => {});
   clients.push(client);
@@ -97,7 +106,7 @@ it(
       expect(acknowledgedIds(again)).toEqual(new Set(ids));
       const lost = ids.filter((id) => runsOf(id) > (runsBefore.get(id) ?? 0));
       console.info(
-        `Cluster, waitForReplicas ${settings.replicas}: lost ${lost.length}, run twice ${doubles}, failed requests ${result.failed}, ` +
+        `Cluster${process.env.MW_HA_IOREDIS === '1' ? ' (ioredis)' : ''}, waitForReplicas ${settings.replicas}: lost ${lost.length}, run twice ${doubles}, failed requests ${result.failed}, ` +
           `recovered in ${result.recoverySeconds.toFixed(1)} s`,
         result.tally,
       );

@@ -1,8 +1,9 @@
-import { createSentinel } from 'redis';
+import { createClient, createSentinel } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RedisDedupeStore, type WaitForReplicas } from '../../src/stores/redis.js';
+import { gate } from '../support/gate.js';
 import { testRun } from '../support/harness/cluster.js';
-import { deliverAll, eventIds } from '../support/harness/sender.js';
+import { type Attempt, deliverAll, eventIds, tally } from '../support/harness/sender.js';
 import {
   acknowledgedIds,
   countingReceiver,
@@ -19,6 +20,7 @@ import { until } from '../support/until.js';
  * waitForReplicas { count: 1 }: two receivers take 60 events and 20 copies, 8 at a time, and the primary is
  * SIGKILLed once 40% were acknowledged. Counted: completions acknowledged (200) and then lost (a redelivery runs
  * the event again: must be 0), events run twice (reported), failed requests and the seconds to recover.
+ * bench/failover.mjs also runs the cost of waitForReplicas, and a client pinned to the primary's address.
  */
 const { run, secret } = testRun();
 const settings = haSettings();
@@ -164,4 +166,126 @@ it.runIf(process.env.MW_HA_COST)(
     }
   },
   300_000,
+);
+
+// bench/failover.mjs: what a REDIS_URL pinned to the primary does through a failover and the old primary's return.
+it.runIf(process.env.MW_HA_PINNED)(
+  'a client pinned to the primary: the failover, then the old primary back as a replica',
+  async () => {
+    const pinned = `redis://127.0.0.1:${topology.primary.port}`;
+    const instances = await Promise.all(
+      [1, 2].map(async () => {
+        const client = createClient({ url: pinned });
+        client.on('error', () => {});
+        clients.push({ destroy: async () => client.destroy() });
+        await client.connect();
+        return countingReceiver(new RedisDedupeStore({ client, prefix }), secret);
+      }),
+    );
+    const servers = await Promise.all(instances.map((instance) => serve(instance.receiver)));
+    const ids = eventIds(run, settings.events);
+    const attempts: Attempt[] = [];
+    const marks: Record<string, number> = {};
+    const mark = (what: string) => {
+      marks[what] = Date.now();
+    };
+    let acknowledged = 0;
+    const reached = gate();
+    const sending = deliverAll(
+      fleetDeliveries(
+        ids,
+        settings.copies,
+        servers.map((server) => server.url),
+      ),
+      {
+        secret,
+        concurrency: settings.concurrency,
+        deadline: Date.now() + settings.deadlineMs,
+        onAttempt: (attempt) => {
+          attempts.push(attempt);
+          if (attempt.status === 200 && ++acknowledged === Math.floor(ids.length * 0.4)) reached.open();
+        },
+      },
+    ).catch((error: Error) => error.message);
+    try {
+      await reached.opened;
+      mark('kill');
+      await topology.primary.kill();
+      // The old primary's machine restarts once Sentinel promoted a replica; Sentinel then demotes it.
+      const sentinel = topology.sentinels[0]?.port as number;
+      const masterPort = async () =>
+        Number((await cli(sentinel, 'SENTINEL', 'get-master-addr-by-name', topology.name)).split('\n')[1]);
+      await until(async () => (await masterPort()) !== topology.primary.port, {
+        timeoutMs: 30_000,
+        what: 'a replica promoted',
+      });
+      mark('promoted');
+      await topology.primary.start();
+      mark('restarted');
+      await until(async () => /role:slave/.test(await cli(topology.primary.port, 'INFO', 'replication')), {
+        timeoutMs: 30_000,
+        what: 'the old primary demoted',
+      });
+      mark('demoted');
+      await until(
+        async () => /master_link_status:up/.test(await cli(topology.primary.port, 'INFO', 'replication')),
+        { timeoutMs: 30_000, what: 'the old primary resynced' },
+      );
+      mark('resynced');
+      const unanswered = await sending;
+      mark('end');
+      const newPrimary = await masterPort();
+      const acknowledgedIds = new Set(
+        attempts.filter((attempt) => attempt.status === 200).map((attempt) => attempt.eventId),
+      );
+      const missing: string[] = [];
+      for (const id of acknowledgedIds) {
+        if ((await cli(newPrimary, 'GET', `${prefix}live:${id}`)).trim() !== 'done') missing.push(id);
+      }
+      const phase = (attempt: Attempt) =>
+        attempt.endedAt < (marks.kill as number)
+          ? 'before'
+          : attempt.endedAt < (marks.restarted as number)
+            ? 'down'
+            : attempt.endedAt < (marks.demoted as number)
+              ? 'old primary back'
+              : 'replica';
+      const byPhase = Object.fromEntries(
+        ['before', 'down', 'old primary back', 'replica'].map((name) => [
+          name,
+          tally(attempts.filter((attempt) => phase(attempt) === name)),
+        ]),
+      );
+      // The service sends every event once more (later copies, retries): through the pinned clients, now on a
+      // replica.
+      const later: Attempt[] = [];
+      const notAnswered = await deliverAll(
+        ids.map((eventId) => ({ eventId, target: () => servers[0]?.url as string })),
+        {
+          secret,
+          concurrency: settings.concurrency,
+          deadline: Date.now() + 10_000,
+          onAttempt: (attempt) => later.push(attempt),
+        },
+      ).then(
+        () => 0,
+        () => ids.length - new Set(later.filter((a) => a.status < 300).map((a) => a.eventId)).size,
+      );
+      const seconds = (from: string, to: string) =>
+        (((marks[to] as number) - (marks[from] as number)) / 1000).toFixed(1);
+      console.info(
+        `pinned, no waitForReplicas: lost ${missing.length} of ${acknowledgedIds.size} answered 200, ` +
+          `still unanswered ${ids.length - acknowledgedIds.size} of ${ids.length} after ${seconds('kill', 'end')} s ` +
+          `(promoted ${seconds('kill', 'promoted')} s, old primary restarted ${seconds('kill', 'restarted')} s, ` +
+          `demoted ${seconds('kill', 'demoted')} s, resynced ${seconds('kill', 'resynced')} s after the kill)`,
+        JSON.stringify(byPhase),
+        typeof unanswered === 'string' ? unanswered : '',
+        `; every event once more, for 10 s: ${notAnswered} of ${ids.length} never answered 2xx`,
+        JSON.stringify(tally(later)),
+      );
+    } finally {
+      await Promise.all(servers.map((server) => server.close()));
+    }
+  },
+  settings.deadlineMs + 120_000,
 );

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -207,15 +208,12 @@ describe('Redis store deadlines', () => {
 
   it('a paused server: every operation rejects at the deadline, then works again', async () => {
     const store = new RedisDedupeStore({ client: paused, operationTimeoutMs: DEADLINE_MS });
-    // An ioredis-shaped client has no per-command timeout: only the store's own deadline bounds it.
-    const ioredisShaped = {
-      get status() {
-        return paused.isReady ? 'ready' : 'reconnecting';
-      },
-      call: (command: string, ...args: string[]) => paused.sendCommand([command, ...args]),
-    };
-    const viaCall = new RedisDedupeStore({ client: ioredisShaped, operationTimeoutMs: DEADLINE_MS });
+    // An ioredis client has no per-command timeout: only the store's own deadline bounds it.
+    const io = new Redis(server.url);
+    io.on('error', () => {});
+    const viaCall = new RedisDedupeStore({ client: io, operationTimeoutMs: DEADLINE_MS });
     await paused.connect();
+    await until(() => io.status === 'ready', { what: 'the ioredis client to be ready' });
     const controller = createClient({ url: server.url });
     controller.on('error', () => {});
     await controller.connect();
@@ -233,6 +231,7 @@ describe('Redis store deadlines', () => {
       expect((await patient.claim('live:evt_after_pause', 60_000)).status).toBe('claimed');
     } finally {
       controller.destroy();
+      io.disconnect();
     }
   });
 });

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { option, rules } from '../base/options.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
 
+import { wellFormedKey } from './lossless-key.js';
 import { newOwnerToken } from './owner-token.js';
 import { type RedisLink, type RedisStoreClient, redisLink, type Send } from './redis-client.js';
 import { awaitReplicas, replicasOption, unconfirmed, type WaitForReplicas } from './replicas.js';
@@ -142,7 +143,7 @@ export class RedisDedupeStore implements DedupeStore {
     // The completion and WAIT on one connection: WAIT counts the replicas that hold that connection's writes.
     return withinOperationTimeout(this.operationTimeoutMs, 'The Redis store', (deadline) =>
       this.#link.session(
-        this.prefix + key,
+        this.#key(key),
         async (send) => {
           const owned = (await this.#evalScript(send, scripts.complete, key, args, deadline)) === 1;
           await awaitReplicas(send, replicas, 'The completion of an event');
@@ -173,15 +174,20 @@ export class RedisDedupeStore implements DedupeStore {
     this.release(key, token).catch(() => {});
   }
 
+  /** The key in Redis: the prefix, then the key in a form UTF-8 keeps apart from every other. */
+  #key(key: string): string {
+    return this.prefix + wellFormedKey(key);
+  }
+
   /** One operation, both round trips of a NOSCRIPT retry included, within operationTimeoutMs. */
   #eval(script: Script, key: string, ...args: string[]): Promise<number> {
     return withinOperationTimeout(this.operationTimeoutMs, 'The Redis store', (deadline) =>
-      this.#link.session(this.prefix + key, (send) => this.#evalScript(send, script, key, args, deadline)),
+      this.#link.session(this.#key(key), (send) => this.#evalScript(send, script, key, args, deadline)),
     );
   }
 
   async #evalScript(send: Send, script: Script, key: string, args: string[], deadline: Deadline) {
-    const tail = ['1', this.prefix + key, ...args];
+    const tail = ['1', this.#key(key), ...args];
     let reply: unknown;
     try {
       reply = await send(['EVALSHA', script.sha, ...tail]);

@@ -67,6 +67,8 @@ export interface RedisLink {
    * WAIT counts the writes of its own connection) and given back once `pinned` says the deadline passed.
    */
   session<T>(key: string, work: (send: Send) => Promise<T>, pinned?: Deadline): Promise<T>;
+  /** Every key is on one server (not a Cluster): the writes of many keys can share one pinned session. */
+  readonly oneServer: boolean;
 }
 
 const NO_MASTER = () =>
@@ -100,6 +102,7 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
       const cluster = client as NodeRedisCluster;
       // The key picks the slot's master; one client per node, so WAIT follows the writes on it.
       return {
+        oneServer: false,
         session: (key, work) =>
           cluster.isReady ? work((args) => cluster.sendCommand(key, false, args, options)) : NOT_READY(),
       };
@@ -109,6 +112,7 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
       // A pinned session leases one connection of the master's pool for itself; others take any.
       const send: Send = (args) => sentinel.sendCommand(false, args, options);
       return {
+        oneServer: true,
         session: (_key, work, pinned) => {
           if (!sentinel.isReady) return NOT_READY();
           if (!pinned) return work(send);
@@ -121,6 +125,7 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
     }
     const single = client as NodeRedisClient;
     return {
+      oneServer: true,
       session: (_key, work) =>
         single.isReady ? work((args) => single.sendCommand(args, options)) : NOT_READY(),
     };
@@ -129,10 +134,11 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
     const io = client as IoRedisClient;
     const send: Send = ([command, ...rest]) => io.call(command as string, ...rest);
     if (io.isCluster !== true)
-      return { session: (_key, work) => (io.status === 'ready' ? work(send) : NOT_READY()) };
+      return { oneServer: true, session: (_key, work) => (io.status === 'ready' ? work(send) : NOT_READY()) };
     // A pinned session goes to the connection the Cluster uses for the key's master, so that WAIT, which has no
     // key to be routed by, counts that connection's writes. A master gone since is refused there (MOVED).
     return {
+      oneServer: false,
       session: (key, work, pinned) => {
         if (io.status !== 'ready') return NOT_READY();
         if (!pinned) return work(send);

@@ -124,10 +124,10 @@ it('fewer replicas than asked: whenFewer reject answers 503 with Retry-After, ac
   const rejected = await strict.deliver(ids[0] as string);
   expect(rejected.status).toBe(503);
   expect(Number(rejected.headers['retry-after'])).toBeGreaterThan(0);
-  expect(strict.errors.join(' ')).toMatch(/only \d of the 5 replicas/);
-  // The retry finds the completion on the primary: a duplicate, not a second run.
-  expect((await strict.deliver(ids[0] as string)).status).toBe(200);
-  expect(strict.runs.get(ids[0] as string)).toBe(1);
+  // Fewer replicas connected than asked: refused before the handlers run, on every retry.
+  expect(strict.errors.join(' ')).toMatch(/\d connected replicas and waitForReplicas asks for 5/);
+  expect((await strict.deliver(ids[0] as string)).status).toBe(503);
+  expect(strict.runs.get(ids[0] as string)).toBeUndefined();
   const accepted = await lenient.deliver(ids[1] as string);
   expect(accepted.status).toBe(200);
   expect(lenient.errors.join(' ')).toMatch(/acknowledged all the same/);

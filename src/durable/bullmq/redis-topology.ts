@@ -1,7 +1,13 @@
 import type { ConnectionOptions, Queue } from 'bullmq';
 import { WebhookConfigError } from '../../base/errors.js';
 import { type IoRedisClusterRouting, masterNodeOf } from '../../stores/cluster-slots.js';
-import { awaitReplicas, replicasOption, unconfirmed, type WaitForReplicas } from '../../stores/replicas.js';
+import {
+  awaitReplicas,
+  replicasOption,
+  sharedReplicaWait,
+  unconfirmed,
+  type WaitForReplicas,
+} from '../../stores/replicas.js';
 
 /** The node-redis client under BullMQ's adapter (createNodeRedisClient keeps it as `raw`), or the connection. */
 function rawClient(connection: unknown): Record<string, unknown> | undefined {
@@ -70,7 +76,8 @@ export function replicaWaiter(client: unknown, wait: Required<WaitForReplicas>, 
     const send: (args: string[]) => Promise<unknown> = isNodeRedisSentinel(raw)
       ? (args) => node.sendCommand(false, args)
       : (args) => node.sendCommand(args);
-    return () => () => awaitReplicas(send, wait, what);
+    const shared = sharedReplicaWait(send, wait, what);
+    return () => shared;
   }
   if (typeof (client as { call?: unknown })?.call !== 'function') {
     throw new WebhookConfigError(
@@ -91,7 +98,8 @@ export function replicaWaiter(client: unknown, wait: Required<WaitForReplicas>, 
     };
   }
   const io = client as { call: (command: string, ...args: string[]) => Promise<unknown> };
-  return () => () => awaitReplicas(([command, ...args]) => io.call(command as string, ...args), wait, what);
+  const shared = sharedReplicaWait(([command, ...args]) => io.call(command as string, ...args), wait, what);
+  return () => shared;
 }
 
 /**

@@ -106,6 +106,9 @@ export class RedisReplicas {
 
   /** The writes on one connection, then one WAIT for all of them, within one operation's deadline. */
   #fly(keys: string[], writes: ReplicatedWrite[]): Promise<(number | { error: unknown })[]> {
+    // One server: the client's own connection (a Sentinel client's one master connection, masterPoolSize 1),
+    // which every command of the store shares; a lease of it would wait for a moment with none in flight.
+    const pinned = (deadline: Deadline) => (this.#link.oneServer ? undefined : deadline);
     return withinOperationTimeout(this.#timeoutMs, STORE, (deadline) =>
       this.#link.session(
         keys[0] as string,
@@ -119,7 +122,7 @@ export class RedisReplicas {
             return behind ? { error: behind } : reply.value;
           });
         },
-        deadline,
+        pinned(deadline),
       ),
     );
   }
@@ -146,7 +149,7 @@ export class RedisReplicas {
     let role: unknown;
     try {
       role = await withinOperationTimeout(this.#timeoutMs, STORE, (deadline) =>
-        this.#link.session(key, (send) => send(['ROLE']), deadline),
+        this.#link.session(key, (send) => send(['ROLE']), this.#link.oneServer ? undefined : deadline),
       );
     } catch {
       return undefined;

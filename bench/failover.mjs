@@ -6,7 +6,8 @@
 // acknowledged events were lost, how many ran twice, how many requests failed and how long the outage lasted.
 // BullMQ on Sentinel and on a Cluster (test/durable/failover-bullmq*.test.ts) counts jobs answered 202 that
 // never ran.
-// The cost case measures what waitForReplicas costs: 1000 events, 16 at a time, on the Sentinel topology. The
+// The cost cases measure what waitForReplicas costs the store and a BullMQ handoff: 1000 events, 16 at a time,
+// on the Sentinel topology, with and without it interleaved in five rounds. The
 // pinned case plays a REDIS_URL pinned to the primary: the primary killed, restarted once a replica was promoted
 // (Sentinel then demotes it and its resync wipes what it took meanwhile), then every event delivered once more.
 // Env: EVENTS (200), COPIES (50), CONCURRENCY (16), ONLY (a substring of the case names).
@@ -43,6 +44,11 @@ const cases = [
   ['postgres, synchronous standby', 'test/stores/failover-postgres.test.ts', { MW_HA_SYNC: '1' }],
   ['postgres, asynchronous standby', 'test/stores/failover-postgres.test.ts', { MW_HA_SYNC: '0' }],
   ['sentinel, the cost of waitForReplicas', 'test/stores/failover-sentinel.test.ts', { MW_HA_COST: '1000' }],
+  [
+    'bullmq sentinel, the cost of waitForReplicas',
+    'test/durable/failover-bullmq.test.ts',
+    { MW_HA_COST: '1000' },
+  ],
   // The old primary restarts once a replica was promoted: the pinned clients write to it until Sentinel demotes it.
   [
     'sentinel, a pinned REDIS_URL',

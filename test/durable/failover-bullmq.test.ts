@@ -2,8 +2,11 @@ import { createNodeRedisClient } from 'bullmq';
 import { createSentinel } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDeadLetters } from '../../src/cli/dead-letter-connect.js';
+import { bullmqQueue } from '../../src/durable/bullmq/index.js';
+import { createReceiver } from '../../src/index.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { testRun } from '../support/harness/cluster.js';
-import { haSettings } from '../support/topologies/failover-run.js';
+import { haSettings, interleavedCost } from '../support/topologies/failover-run.js';
 import { type SentinelTopology, startSentinelTopology } from '../support/topologies/redis.js';
 import { bullmqFleetThroughKill } from './failover-bullmq-fleet.js';
 
@@ -80,4 +83,35 @@ it(
     );
   },
   settings.deadlineMs + 60_000,
+);
+
+// bench/failover.mjs: what waitForReplicas costs a handoff (202 once the job is added, and held by a replica).
+it.runIf(process.env.MW_HA_COST)(
+  'the cost of waitForReplicas',
+  async () => {
+    const handoff = async (waitForReplicas?: { count: number; timeoutMs: number }) => {
+      const queue = bullmqQueue({
+        connection: await sentinelConnection(),
+        prefix: `mw-cost:${run}`,
+        ...(waitForReplicas ? { waitForReplicas } : {}),
+      });
+      closing.push(() => queue.close());
+      const receiver = createReceiver({ secrets: secret, queue });
+      receiver.on('message.delivered', () => {});
+      return (id: string) => {
+        const { body, headers } = createSignedRequest(createEvent('message.delivered', { id }), { secret });
+        return receiver.receive({ method: 'POST', headers, rawBody: body });
+      };
+    };
+    await interleavedCost(
+      [
+        ['BullMQ without waitForReplicas', await handoff()],
+        ['BullMQ waitForReplicas 1', await handoff({ count: 1, timeoutMs: 500 })],
+      ],
+      Number(process.env.MW_HA_COST),
+      run,
+      202,
+    );
+  },
+  300_000,
 );

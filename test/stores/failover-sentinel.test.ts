@@ -10,6 +10,7 @@ import {
   deliverThroughKill,
   fleetDeliveries,
   haSettings,
+  interleavedCost,
   serve,
 } from '../support/topologies/failover-run.js';
 import { cli, type SentinelTopology, startSentinelTopology } from '../support/topologies/redis.js';
@@ -133,47 +134,21 @@ it('fewer replicas than asked: whenFewer reject answers 503 with Retry-After, ac
   expect(lenient.errors.join(' ')).toMatch(/acknowledged all the same/);
 });
 
-// bench/failover.mjs: what waitForReplicas costs, the receiver's answer time and rate with and without it,
-// interleaved: five rounds, each delivering a fifth of the events through one receiver, then the other.
+// bench/failover.mjs: what waitForReplicas costs, the receiver's answer time and rate with and without it.
 it.runIf(process.env.MW_HA_COST)(
   'the cost of waitForReplicas',
   async () => {
-    const total = Number(process.env.MW_HA_COST);
-    const cases = [
-      ['without waitForReplicas', await receiverOn(undefined)],
-      ['waitForReplicas 1', await receiverOn({ count: 1, timeoutMs: 500 })],
-    ] as const;
-    const measured = cases.map(() => ({ times: [] as number[], seconds: 0, events: 0 }));
-    const rounds = 5;
-    for (let round = 0; round < rounds; round++) {
-      for (const [index, [label, { deliver, errors }]] of cases.entries()) {
-        const ids = eventIds(`${run}c${index}r${round}`, Math.ceil(total / rounds));
-        const into = measured[index] as (typeof measured)[number];
-        const started = performance.now();
-        let next = 0;
-        await Promise.all(
-          Array.from({ length: 16 }, async () => {
-            while (next < ids.length) {
-              const id = ids[next++] as string;
-              const at = performance.now();
-              const outcome = await deliver(id);
-              expect(outcome.status, `${label}: ${errors.slice(0, 3).join('\n')}`).toBe(200);
-              into.times.push(performance.now() - at);
-            }
-          }),
-        );
-        into.seconds += (performance.now() - started) / 1000;
-        into.events += ids.length;
-      }
-    }
-    for (const [index, [label]] of cases.entries()) {
-      const { times, seconds, events } = measured[index] as (typeof measured)[number];
-      times.sort((a, b) => a - b);
-      const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]?.toFixed(0);
-      console.info(
-        `cost, ${label}: ${(events / seconds).toFixed(0)} events/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`,
-      );
-    }
+    const without = await receiverOn(undefined);
+    const waiting = await receiverOn({ count: 1, timeoutMs: 500 });
+    await interleavedCost(
+      [
+        ['without waitForReplicas', without.deliver],
+        ['waitForReplicas 1', waiting.deliver],
+      ],
+      Number(process.env.MW_HA_COST),
+      run,
+      200,
+    );
   },
   300_000,
 );

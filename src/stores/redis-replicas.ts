@@ -28,6 +28,7 @@ const STORE = 'The Redis store';
  * It also knows when the primary has fewer connected replicas than asked (ROLE): at first use, and again once a
  * WAIT answered too few, a new event is then refused before its handlers run (503 store_unavailable, nothing
  * processed), until the replicas are back. A replica that is briefly down refuses events only while it is down.
+ * Not on a Cluster, whose masters each count their own replicas.
  */
 export class RedisReplicas {
   readonly #link: RedisLink;
@@ -59,7 +60,8 @@ export class RedisReplicas {
    * ROLE cannot be asked (refused, say by an ACL): then the WAIT after the completion decides.
    */
   async missing(key: string): Promise<string | undefined> {
-    if (this.#wait.whenFewer === 'accept') return undefined;
+    // A Cluster's masters each have replicas of their own: there the WAIT after each completion decides.
+    if (this.#wait.whenFewer === 'accept' || !this.#link.oneServer) return undefined;
     const wanted = this.#wait.count;
     let known = this.#connected;
     if (known === undefined || known.until <= performance.now()) {

@@ -73,6 +73,9 @@ it(
     const servers = await Promise.all(instances.map((instance) => serve(instance.receiver)));
     const ids = eventIds(run, settings.events);
     const victim = await topology.masterOf(`${prefix}live:${ids[0]}`);
+    // With waitForReplicas, the victim's slots need a replica left after its failover (count + 1 replicas):
+    // else no completion there is acknowledged until the old master is back as a replica.
+    if (settings.replicas > 0) await topology.addReplica(victim);
     try {
       const result = await deliverThroughKill(
         fleetDeliveries(

@@ -102,7 +102,12 @@ export type {
   RejectionHandler,
 } from './receiver/handlers.js';
 export type { ModeHandling } from './receiver/options.js';
-export type { SecretsLookup, TenantSecretsOptions } from './receiver/tenant-secrets.js';
+export type {
+  SecretsLookup,
+  TenantAccount,
+  TenantSecretsAnswer,
+  TenantSecretsOptions,
+} from './receiver/tenant-secrets.js';
 export type { BodyShapeProblem } from './signature/json-members.js';
 export type { VerifyOptions } from './signature/one-shot.js';
 export type { BodySignatureOptions } from './signature/presets.js';

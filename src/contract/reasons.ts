@@ -30,6 +30,7 @@ export type ReasonCode =
   | 'handler_timeout'
   | 'body_already_parsed'
   | 'store_unavailable'
+  | 'not_replicated'
   | 'queue_unavailable'
   | 'tenant_lookup_failed'
   | 'overloaded'
@@ -157,6 +158,12 @@ export const reasonAnswers: Readonly<Record<ReasonCode, ReasonAnswer>> = {
     status: 503,
     retry: 'later',
     message: 'The dedupe store cannot be reached. Nothing was processed; retry later.',
+  },
+  not_replicated: {
+    status: 503,
+    retry: 'later',
+    message:
+      'The event was processed, but fewer replicas than waitForReplicas asks for hold its record yet, so it is not acknowledged: a failover now could lose it. Retry later: it is answered this way until the replicas hold it, then 200 duplicate.',
   },
   queue_unavailable: {
     status: 503,

@@ -31,11 +31,17 @@ export interface Tenanted extends Read {
   readonly secretLabels?: readonly string[];
 }
 
+/** A tenant's signature, and the tenant's name as its lookup knows it when that differs from the request's. */
+export interface TenantSignature extends Signature {
+  /** The tenant as the secrets lookup answered for it (`{ tenant, secrets }`); its events are keyed on it. */
+  readonly tenant?: string;
+}
+
 /** The tenants' signatures, looked up and cached by the receiver (receiver/tenant-secrets.ts). */
 export interface TenantSignatures {
   readonly tenantOf: TenantOf;
   /** The signature that checks this tenant's deliveries, or why there is none (unknown, or the lookup failed). */
-  signatureOf(tenant: string, requestId: string): Awaitable<Signature | Stop>;
+  signatureOf(tenant: string, requestId: string): Awaitable<TenantSignature | Stop>;
   report: Report;
 }
 
@@ -83,6 +89,15 @@ export function nameTenant(read: Read, tenants: TenantSignatures): Tenanted | St
     };
   }
   return { request: read.request, requestId: read.requestId, body: read.body, tenant: named };
+}
+
+/**
+ * The request under the tenant its lookup answered for: keyed, logged and counted as that one, so that every
+ * spelling of a tenant the lookup accepts (`ACME`, `acme`) is one tenant.
+ */
+export function asLookedUp(named: Tenanted, found: TenantSignature): Tenanted {
+  const { tenant } = found;
+  return tenant === undefined || tenant === named.tenant ? named : { ...named, tenant };
 }
 
 /** One object per request, its method on the prototype: no closure made per request. */

@@ -10,7 +10,7 @@ import { type DeliveryContext, deliveryContext } from './handler-context.js';
 export interface Keyed extends Parsed {
   /**
    * `<mode>:<event id>`, or `<mode>:sha256:<hex>` of what the sender signed when the event has no id; with a
-   * tenant, `tenant:<encodeURIComponent(tenant)>:` before it (see tenantKey).
+   * tenant, `tenant:<the tenant, encoded>:` before it (see tenantKey).
    */
   readonly key: string;
   /** What onError is told of this event. */
@@ -24,8 +24,16 @@ export type SignedContent = Pick<Verifier, 'crypto' | 'signedBody'>;
 
 /** Keys the event per mode: a test event never answers as a duplicate of a live one. */
 export function dedupeKey(parsed: Parsed, signed: SignedContent): Keyed | Promise<Keyed> {
-  const { event, tenant } = parsed;
-  const mode = tenant === undefined ? parsed.mode : tenantKey(tenant, parsed.mode);
+  const { tenant } = parsed;
+  if (tenant === undefined) return keyUnder(parsed, signed, parsed.mode);
+  const start = tenantKey(tenant, parsed.mode, signed.crypto);
+  return typeof start === 'string'
+    ? keyUnder(parsed, signed, start)
+    : start.then((hashed) => keyUnder(parsed, signed, hashed));
+}
+
+function keyUnder(parsed: Parsed, signed: SignedContent, mode: string): Keyed | Promise<Keyed> {
+  const { event } = parsed;
   // Flat: the memory store keeps the key for the whole retention period.
   if (typeof event.id === 'string') return keyed(parsed, flatJoin([mode, event.id], ':'));
   const body = signed.signedBody({ headers: parsed.request.headers, body: parsed.body });
@@ -33,13 +41,35 @@ export function dedupeKey(parsed: Parsed, signed: SignedContent): Keyed | Promis
   return typeof key === 'string' ? keyed(parsed, key) : key.then((hashed) => keyed(parsed, hashed));
 }
 
+/** The longest tenant part a key holds as it is: any tenant of ASCII letters and digits fits. */
+export const MAX_TENANT_KEY_PART = 256;
+
 /**
  * The start of a tenant's keys: `tenant:<tenant>:<mode>`, the tenant URI-encoded so that it holds no `:` and
  * ends where its encoding ends. A key without a tenant starts with its mode (`live:`, `test:`), never `tenant:`,
- * so no tenant's key equals another's or one of a receiver without tenants.
+ * so no tenant's key equals another's or one of a receiver without tenants. Whatever the tenant holds: a lone
+ * surrogate, which URI encoding refuses, is written `%uD800` (URI encoding never writes `%u`), and a tenant
+ * whose encoding is longer than MAX_TENANT_KEY_PART is written `#` and the SHA-256 of its encoding (URI
+ * encoding writes `#` as `%23`), so that every key fits every store (Deno KV keys stop at 2 KiB).
  */
-export function tenantKey(tenant: string, mode: Mode): string {
-  return `tenant:${encodeURIComponent(tenant)}:${mode}`;
+export function tenantKey(tenant: string, mode: Mode, crypto: CryptoProvider): string | Promise<string> {
+  const encoded = encodeTenant(tenant);
+  if (encoded.length <= MAX_TENANT_KEY_PART) return `tenant:${encoded}:${mode}`;
+  if (crypto.sync) return `tenant:#${crypto.sha256Hex(encoded)}:${mode}`;
+  return crypto.sha256Hex(encoded).then((hash) => `tenant:#${hash}:${mode}`);
+}
+
+const LONE_SURROGATE = /\p{Cs}/u;
+/** A lone surrogate, or a run of anything else (a surrogate pair is one code point, not Cs). */
+const CHUNKS = /\p{Cs}|\P{Cs}+/gu;
+
+function encodeTenant(tenant: string): string {
+  if (!LONE_SURROGATE.test(tenant)) return encodeURIComponent(tenant);
+  return tenant.replace(CHUNKS, (chunk) =>
+    LONE_SURROGATE.test(chunk)
+      ? `%u${chunk.charCodeAt(0).toString(16).toUpperCase()}`
+      : encodeURIComponent(chunk),
+  );
 }
 
 /**

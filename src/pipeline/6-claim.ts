@@ -1,6 +1,7 @@
 import { type Awaitable, andThen, isThenable } from '../base/awaitable.js';
 import type { ErrorContext } from '../contract/context.js';
 import type { ClaimResult } from '../stores/types.js';
+import { ReplicasBehindError } from '../stores/unavailable.js';
 import type { Keyed } from './5-dedupe-key.js';
 import { Settle } from './8-settle.js';
 import type { Claims } from './claims.js';
@@ -17,7 +18,7 @@ export type ClaimAttempt =
   | { status: 'claimed'; settle: Settle }
   | { status: 'duplicate' }
   | { status: 'in_flight'; retryAfterMs: number }
-  | { status: 'unavailable' };
+  | { status: 'unavailable'; reason: 'store_unavailable' | 'not_replicated' };
 
 /**
  * The claim stage: takes the event's key in the store for the length of a lease, or stops the walk: a
@@ -58,11 +59,18 @@ async function unavailable<Tx>(
   claims: Claims<Tx>,
   context: ErrorContext,
 ): Promise<ClaimAttempt> {
+  // A duplicate whose completion the replicas asked for (waitForReplicas) do not hold yet: processed, not held.
+  if (cause instanceof ReplicasBehindError) {
+    const message = 'An event was processed, but its completion is not on enough replicas yet.';
+    await claims.report('store_unavailable', message, cause, context);
+    return NOT_REPLICATED;
+  }
   await claims.report('store_unavailable', 'The dedupe store failed to claim an event.', cause, context);
   return UNAVAILABLE;
 }
 
-const UNAVAILABLE: ClaimAttempt = { status: 'unavailable' };
+const UNAVAILABLE: ClaimAttempt = { status: 'unavailable', reason: 'store_unavailable' };
+const NOT_REPLICATED: ClaimAttempt = { status: 'unavailable', reason: 'not_replicated' };
 
 function stepOf(keyed: Keyed, attempt: ClaimAttempt): Claimed | Stop {
   switch (attempt.status) {
@@ -71,7 +79,7 @@ function stepOf(keyed: Keyed, attempt: ClaimAttempt): Claimed | Stop {
     case 'duplicate':
       return DUPLICATE;
     case 'unavailable':
-      return { stop: 'store_unavailable' };
+      return { stop: attempt.reason };
     case 'in_flight':
       return {
         stop: 'event_in_progress',

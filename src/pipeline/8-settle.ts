@@ -6,7 +6,7 @@ import type { Held, KeptLease } from './lease-keeper.js';
 /** How a claimed event ended for its request: completed, released after a failure, or given up at shutdown. */
 export type Settlement =
   | { status: 'completed' }
-  | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' }
+  | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' | 'not_replicated' }
   | { status: 'abandoned' };
 
 /** How a claim's handlers ran: all succeeded (committed with the claim on a transactional store), or not. */
@@ -107,11 +107,11 @@ export class Settle {
     await this.#release();
     await this.claims.report(
       'store_unavailable',
-      'The completion of an event is not on enough replicas; it is answered 503 and the retry finds it done.',
+      'The completion of an event is not on enough replicas; it is answered 503 not_replicated until they hold it.',
       cause,
       this.held.context,
     );
-    return { status: 'failed', reason: 'store_unavailable' };
+    return { status: 'failed', reason: 'not_replicated' };
   }
 
   async #unrecorded(cause: unknown): Promise<Settlement> {

@@ -6,7 +6,7 @@ import type { ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
 import { checkRequest, type Received } from './1-check-request.js';
 import { type Read, readBody } from './2-read-body.js';
-import { nameTenant, type Tenanted, type TenantSignatures } from './3-tenant.js';
+import { asLookedUp, nameTenant, type Tenanted, type TenantSignatures } from './3-tenant.js';
 import { type Signature, type Verified, verify } from './3-verify.js';
 import { type Parsed, parse } from './4-parse.js';
 import { dedupeKey, type Keyed, type SignedContent } from './5-dedupe-key.js';
@@ -122,7 +122,9 @@ function tried(signed: Read | Tenanted, signature: Signature): Read | Tenanted {
 }
 
 function foundFor(named: Tenanted, found: Signature | Stop): TenantFound {
-  return 'stop' in found ? { reached: named, stop: found } : { signed: named, signature: found };
+  return 'stop' in found
+    ? { reached: named, stop: found }
+    : { signed: asLookedUp(named, found), signature: found };
 }
 
 /** 6 claim → 7 execute → 8 settle, in this process. */

@@ -4,15 +4,40 @@ import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import type { ErrorContext } from '../contract/context.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import { printableTenant, type TenantOf, type TenantSignatures } from '../pipeline/3-tenant.js';
-import type { Signature } from '../pipeline/3-verify.js';
+import {
+  MAX_TENANT_LENGTH,
+  printableTenant,
+  type TenantOf,
+  type TenantSignature,
+  type TenantSignatures,
+} from '../pipeline/3-tenant.js';
 import type { Report } from '../pipeline/report.js';
 import type { Stop } from '../pipeline/stop.js';
 import { createVerifier, type SignatureProfile, type Tolerance } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';
 
-/** The `secrets` option as a lookup: a tenant's secrets, or undefined when the tenant is unknown. Any thenable. */
-export type SecretsLookup = (tenant: string) => Secrets | undefined | PromiseLike<Secrets | undefined>;
+/**
+ * What a `secrets` lookup answers for a tenant it knows under another spelling: the tenant as it knows it (the
+ * account's one name, `acme` for a request to `/webhooks/ACME` when the lookup ignores case) and its secrets.
+ * The receiver keys its events on that name, and hands it to ctx.tenant, onError, logs and metrics, so that one
+ * event is one run however a request spells its tenant.
+ */
+export interface TenantAccount {
+  /** The tenant as the lookup knows it: a non-empty string of at most 256 characters. */
+  tenant: string;
+  /** Its secrets, in any form the `secrets` option takes; undefined or null: no such tenant. */
+  secrets: Secrets | undefined | null;
+}
+
+/** What a `secrets` lookup answers: the tenant's secrets, or the tenant's own name and its secrets. */
+export type TenantSecretsAnswer = Secrets | TenantAccount | undefined | null;
+
+/**
+ * The `secrets` option as a lookup: a tenant's secrets (then the tenant is keyed as the request spells it), or
+ * `{ tenant, secrets }` with the tenant as the lookup knows it (needed when the lookup matches other spellings:
+ * ignores case, trims, maps aliases), or undefined when the tenant is unknown. Any thenable.
+ */
+export type SecretsLookup = (tenant: string) => TenantSecretsAnswer | PromiseLike<TenantSecretsAnswer>;
 
 /** How a `secrets` lookup is cached and waited for. */
 export interface TenantSecretsOptions {
@@ -62,7 +87,7 @@ export interface Verifying {
 
 interface Entry {
   /** The tenant's signature, or the 401 of an unknown tenant. */
-  readonly found: Signature | Stop;
+  readonly found: TenantSignature | Stop;
   readonly expiresAt: number;
 }
 
@@ -73,7 +98,7 @@ export interface TenantSecretsParts {
   verifying: Verifying;
   report: Report;
   now: () => number;
-  signatureOf: (verifier: ReturnType<typeof createVerifier>) => Signature;
+  signatureOf: (verifier: ReturnType<typeof createVerifier>) => TenantSignature;
 }
 
 export interface TenantSecrets extends TenantSignatures {
@@ -97,7 +122,7 @@ class TenantCache implements TenantSecrets {
   /** Tenants the lookup knew, and apart from them the ones it did not: made-up tenants never push a known one out. */
   readonly #known = new Map<string, Entry>();
   readonly #unknown = new Map<string, Entry>();
-  readonly #flights = new Map<string, Promise<Signature | Stop>>();
+  readonly #flights = new Map<string, Promise<TenantSignature | Stop>>();
   readonly tenantOf: TenantOf;
   readonly report: Report;
 
@@ -111,7 +136,7 @@ class TenantCache implements TenantSecrets {
     return this.#known.size + this.#unknown.size;
   }
 
-  signatureOf(tenant: string, requestId: string): Awaitable<Signature | Stop> {
+  signatureOf(tenant: string, requestId: string): Awaitable<TenantSignature | Stop> {
     return (
       this.#cached(this.#known, tenant) ??
       this.#cached(this.#unknown, tenant) ??
@@ -122,12 +147,15 @@ class TenantCache implements TenantSecrets {
 
   forget(tenant: string): void {
     this.#known.delete(tenant);
+    // And every spelling the lookup answered for under this name.
+    for (const [named, entry] of this.#known)
+      if ((entry.found as TenantSignature).tenant === tenant) this.#known.delete(named);
     this.#unknown.delete(tenant);
     // A lookup under way may have read the old secret: what it finds is used by its waiters, not kept.
     this.#flights.delete(tenant);
   }
 
-  #cached(entries: Map<string, Entry>, tenant: string): Signature | Stop | undefined {
+  #cached(entries: Map<string, Entry>, tenant: string): TenantSignature | Stop | undefined {
     const entry = entries.get(tenant);
     if (entry === undefined) return undefined;
     entries.delete(tenant);
@@ -137,10 +165,10 @@ class TenantCache implements TenantSecrets {
     return entry.found;
   }
 
-  #fly(tenant: string, requestId: string): Promise<Signature | Stop> {
+  #fly(tenant: string, requestId: string): Promise<TenantSignature | Stop> {
     const flights = this.#flights;
     const asked = Promise.resolve(callUser(() => this.#parts.lookup(tenant)));
-    const flight: Promise<Signature | Stop> = withTimeout(asked, this.#parts.options.timeoutMs).then(
+    const flight: Promise<TenantSignature | Stop> = withTimeout(asked, this.#parts.options.timeoutMs).then(
       (secrets) => {
         const current = flights.get(tenant) === flight;
         if (current) flights.delete(tenant);
@@ -156,20 +184,23 @@ class TenantCache implements TenantSecrets {
   }
 
   #answerOf(
-    secrets: Secrets | undefined | typeof TIMED_OUT,
+    answer: TenantSecretsAnswer | typeof TIMED_OUT,
     tenant: string,
     requestId: string,
     keep: boolean,
-  ): Awaitable<Signature | Stop> {
+  ): Awaitable<TenantSignature | Stop> {
     const { options, verifying, signatureOf } = this.#parts;
-    if (secrets === TIMED_OUT) {
+    if (answer === TIMED_OUT) {
       return this.#failed(
         tenant,
         requestId,
         `The secrets lookup did not answer within ${options.timeoutMs} ms`,
       );
     }
-    let found: Signature | Stop;
+    const account = accountOf(answer);
+    if (typeof account === 'string') return this.#failed(tenant, requestId, account);
+    const { secrets } = account;
+    let found: TenantSignature | Stop;
     if (secrets === undefined || secrets === null) {
       found = unknownTenant(tenant);
     } else {
@@ -178,12 +209,13 @@ class TenantCache implements TenantSecrets {
       } catch (cause) {
         return this.#failed(tenant, requestId, 'The secrets looked up are not usable', cause);
       }
+      if (account.tenant !== undefined) found = { ...found, tenant: account.tenant };
     }
     if (keep) this.#remember(tenant, found);
     return found;
   }
 
-  #remember(tenant: string, found: Signature | Stop): void {
+  #remember(tenant: string, found: TenantSignature | Stop): void {
     const { options, now } = this.#parts;
     const unknown = 'stop' in found;
     const entries = unknown ? this.#unknown : this.#known;
@@ -202,6 +234,25 @@ class TenantCache implements TenantSecrets {
     await this.report('tenant_lookup_failed', message, cause, context);
     return { stop: 'tenant_lookup_failed', message: `${message} Nothing was processed; retry later.` };
   }
+}
+
+/**
+ * The lookup's answer as a tenant's name (when it gave one) and its secrets, or why it is not usable. A plain
+ * object with `secrets` is an account; `{ live, test }` and every other form are the secrets themselves.
+ */
+function accountOf(
+  answer: TenantSecretsAnswer,
+): { tenant?: string; secrets: Secrets | undefined | null } | string {
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer) || ArrayBuffer.isView(answer))
+    return { secrets: answer };
+  if (!('secrets' in answer)) return { secrets: answer as Secrets };
+  const { tenant } = answer as { tenant?: unknown };
+  if (typeof tenant !== 'string' || tenant.length === 0 || tenant.length > MAX_TENANT_LENGTH) {
+    const got =
+      typeof tenant === 'string' ? `a string of ${tenant.length} characters` : String(typeof tenant);
+    return `The secrets lookup answered { tenant, secrets } whose tenant is ${got} (it must be the tenant's name, 1 to ${MAX_TENANT_LENGTH} characters)`;
+  }
+  return { tenant, secrets: answer.secrets };
 }
 
 function unknownTenant(tenant: string): Stop {

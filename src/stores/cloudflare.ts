@@ -1,6 +1,7 @@
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import type { DedupeObjectReply } from './cloudflare-object.js';
 import { operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
+import { wellFormedKey } from './lossless-key.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
@@ -110,7 +111,7 @@ export class DurableObjectDedupeStore implements DedupeStore {
   }
 
   async #send(key: string, operation: string, token: string, ms: number): Promise<DedupeObjectReply> {
-    const stub = this.#namespace.get(this.#namespace.idFromName(key));
+    const stub = this.#namespace.get(this.#namespace.idFromName(wellFormedKey(key)));
     const query = `token=${encodeURIComponent(token)}&ms=${Math.ceil(ms)}`;
     const response = await stub.fetch(`https://dedupe.object/${operation}?${query}`, { method: 'POST' });
     const text = await response.text();

@@ -23,13 +23,13 @@ export function storeTimeout(store: string, ms: number, cause?: unknown): StoreT
   );
 }
 
-function startDeadline(ms: number, store: string): Deadline {
+function startDeadline(ms: number, store: string, named: number): Deadline {
   const end = performance.now() + ms;
   const remainingMs = () => Math.max(0, end - performance.now());
   return {
     async within(work) {
       const settled = await withTimeout(work, remainingMs());
-      if (settled === TIMED_OUT) throw storeTimeout(store, ms);
+      if (settled === TIMED_OUT) throw storeTimeout(store, named);
       return settled;
     },
     remainingMs,
@@ -37,16 +37,18 @@ function startDeadline(ms: number, store: string): Deadline {
 }
 
 /**
- * One operation within `ms`, else a StoreTimeoutError naming `store`. The operation gets its deadline, to
- * bound each step by what is left of it; past it the operation's steps are not stopped, so a store makes
- * sure that nothing it sent lands afterwards as a claim nobody owns.
+ * One operation within `ms`, else a StoreTimeoutError naming `store` and `operationTimeoutMs` (the option's
+ * value, when `ms` is what is left of it). The operation gets its deadline, to bound each step by what is left
+ * of it; past it the operation's steps are not stopped, so a store makes sure that nothing it sent lands
+ * afterwards as a claim nobody owns.
  */
 export function withinOperationTimeout<T>(
   ms: number,
   store: string,
   operation: (deadline: Deadline) => Promise<T>,
+  operationTimeoutMs = ms,
 ): Promise<T> {
-  const deadline = startDeadline(ms, store);
+  const deadline = startDeadline(ms, store, operationTimeoutMs);
   return deadline.within(operation(deadline));
 }
 

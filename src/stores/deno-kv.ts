@@ -1,5 +1,6 @@
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
+import { wellFormedKey } from './lossless-key.js';
 import { newOwnerToken } from './owner-token.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
@@ -124,7 +125,7 @@ export class DenoKvDedupeStore implements DedupeStore {
     deadline: Deadline,
     decide: (record: DedupeRecord | undefined, now: number) => Step<R>,
   ): Promise<R> {
-    const kvKey: DenoKvKey = [this.prefix, key];
+    const kvKey: DenoKvKey = [this.prefix, wellFormedKey(key)];
     while (deadline.remainingMs() > 0) {
       const entry = await this.#kv.get<DedupeRecord>(kvKey);
       const now = Date.now();

@@ -1,4 +1,5 @@
 import { WebhookConfigError } from '../base/errors.js';
+import { wellFormedKey } from './lossless-key.js';
 
 /*
  * The inbox table's SQL, generated for a table name. sql/webhook_inbox.sql is this output for the default
@@ -89,14 +90,11 @@ export function purgeSql({ ref }: InboxTable): string {
 )`;
 }
 
-/** A UTF-16 surrogate without its pair, which UTF-8 cannot spell. */
-const LONE_SURROGATE = /\p{Cs}/u;
-
 /**
  * The key as the inbox table stores it. A key PostgreSQL's text cannot hold (a NUL, a lone surrogate, from an
  * event id a sender chose) is stored as its JSON string, quotes included: one-to-one with the key, and apart
  * from every key the receiver makes otherwise, each of which starts with its mode.
  */
 export function storedKey(key: string): string {
-  return key.includes('\0') || LONE_SURROGATE.test(key) ? JSON.stringify(key) : key;
+  return key.includes('\0') ? JSON.stringify(key) : wellFormedKey(key);
 }

@@ -1,4 +1,5 @@
 import { kindOf, WebhookConfigError } from '../base/errors.js';
+import { type IoRedisClusterRouting, masterNodeOf } from './cluster-slots.js';
 import type { Deadline } from './deadline.js';
 
 /** The part of a node-redis v5/v6 client (`createClient()` from `redis`) the store uses. */
@@ -66,9 +67,17 @@ export interface RedisLink {
    * WAIT counts the writes of its own connection) and given back once `pinned` says the deadline passed.
    */
   session<T>(key: string, work: (send: Send) => Promise<T>, pinned?: Deadline): Promise<T>;
-  /** An ioredis Cluster routes WAIT, which has no key, to any node: it cannot wait for a write's replicas. */
-  readonly canWait: boolean;
+  /** Every key is on one server (not a Cluster): the writes of many keys can share one pinned session. */
+  readonly oneServer: boolean;
 }
+
+const NO_MASTER = () =>
+  Promise.reject(
+    new Error(
+      'The ioredis Cluster knows no master for this key yet (its cluster map is loading, or a failover is under ' +
+        'way): the event is answered 503 and retried.',
+    ),
+  );
 
 const NOT_READY = () =>
   Promise.reject(
@@ -93,7 +102,7 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
       const cluster = client as NodeRedisCluster;
       // The key picks the slot's master; one client per node, so WAIT follows the writes on it.
       return {
-        canWait: true,
+        oneServer: false,
         session: (key, work) =>
           cluster.isReady ? work((args) => cluster.sendCommand(key, false, args, options)) : NOT_READY(),
       };
@@ -103,7 +112,7 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
       // A pinned session leases one connection of the master's pool for itself; others take any.
       const send: Send = (args) => sentinel.sendCommand(false, args, options);
       return {
-        canWait: true,
+        oneServer: true,
         session: (_key, work, pinned) => {
           if (!sentinel.isReady) return NOT_READY();
           if (!pinned) return work(send);
@@ -116,7 +125,7 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
     }
     const single = client as NodeRedisClient;
     return {
-      canWait: true,
+      oneServer: true,
       session: (_key, work) =>
         single.isReady ? work((args) => single.sendCommand(args, options)) : NOT_READY(),
     };
@@ -124,9 +133,19 @@ export function redisLink(client: unknown, timeout: number, store: string): Redi
   if ('status' in c && typeof c.call === 'function') {
     const io = client as IoRedisClient;
     const send: Send = ([command, ...rest]) => io.call(command as string, ...rest);
+    if (io.isCluster !== true)
+      return { oneServer: true, session: (_key, work) => (io.status === 'ready' ? work(send) : NOT_READY()) };
+    // A pinned session goes to the connection the Cluster uses for the key's master, so that WAIT, which has no
+    // key to be routed by, counts that connection's writes. A master gone since is refused there (MOVED).
     return {
-      canWait: io.isCluster !== true,
-      session: (_key, work) => (io.status === 'ready' ? work(send) : NOT_READY()),
+      oneServer: false,
+      session: (key, work, pinned) => {
+        if (io.status !== 'ready') return NOT_READY();
+        if (!pinned) return work(send);
+        const node = masterNodeOf(client as IoRedisClusterRouting, key);
+        if (node?.status !== 'ready') return NO_MASTER();
+        return work(([command, ...rest]) => node.call(command as string, ...rest));
+      },
     };
   }
   return refuse(client, store);

@@ -50,7 +50,45 @@ export async function awaitReplicas(
   wait: Required<WaitForReplicas>,
   what: string,
 ): Promise<void> {
-  const acknowledged = Number(await send(['WAIT', String(wait.count), String(wait.timeoutMs)]));
+  held(Number(await send(['WAIT', String(wait.count), String(wait.timeoutMs)])), wait, what);
+}
+
+/**
+ * WAITs shared by the writes of one connection: WAIT answers for every earlier write of its connection, so a
+ * write that finished while one is out waits for the next one, which covers every write finished by then. One
+ * WAIT out at a time, however many writes wait: a write costs a replica round trip shared with its neighbours.
+ */
+export function sharedReplicaWait(
+  send: (args: string[]) => Promise<unknown>,
+  wait: Required<WaitForReplicas>,
+  what: string,
+): () => Promise<void> {
+  let out: Promise<number> | undefined;
+  let next: Promise<number> | undefined;
+  const sendWait = () => {
+    const sent = Promise.resolve(send(['WAIT', String(wait.count), String(wait.timeoutMs)])).then(Number);
+    out = sent;
+    const done = () => {
+      if (out === sent) out = undefined;
+    };
+    sent.then(done, done);
+    return sent;
+  };
+  const acknowledged = () => {
+    if (out === undefined) return sendWait();
+    // The WAIT out may have gone before this write: the next one, sent once it is back, covers it.
+    next ??= out.then(noop, noop).then(() => {
+      next = undefined;
+      return sendWait();
+    });
+    return next;
+  };
+  return async () => held(await acknowledged(), wait, what);
+}
+
+function noop(): void {}
+
+function held(acknowledged: number, wait: Required<WaitForReplicas>, what: string): void {
   if (acknowledged >= wait.count) return;
   throw new ReplicasBehindError(
     `${what} is on the Redis primary, but only ${acknowledged} of the ${wait.count} replicas asked for ` +

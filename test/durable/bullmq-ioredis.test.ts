@@ -3,10 +3,12 @@ import { Cluster, Redis } from 'ioredis';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bullmqDeadLetters, bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
+import { bullmqJobId } from '../../src/durable/bullmq/queue.js';
 import { createReceiver } from '../../src/index.js';
 import { testRun } from '../support/harness/cluster.js';
 import {
   type ClusterTopology,
+  cli,
   type SentinelTopology,
   startClusterTopology,
   startSentinelTopology,
@@ -60,7 +62,7 @@ function clusterConnection(): Cluster {
   return connection;
 }
 
-describeDurableQueue('BullMQ on an ioredis Cluster', {
+describeDurableQueue('BullMQ on an ioredis Cluster, waitForReplicas 1', {
   queue: (attempts) =>
     bullmqQueue({
       connection: clusterConnection(),
@@ -69,6 +71,7 @@ describeDurableQueue('BullMQ on an ioredis Cluster', {
       attempts,
       backoffMs: 50,
       countsIntervalMs: 100,
+      waitForReplicas: { count: 1, timeoutMs: 2000 },
       // The persistence check reads one node's settings; it has its own test. The answers every engine can give
       // to a redelivery.
       allowVolatileRedis: true,
@@ -158,5 +161,35 @@ describe('BullMQ dead letters on an ioredis Cluster', () => {
     });
     expect(defaulted.queue.opts.prefix).toBe('{bull}');
     await defaulted.close();
+  });
+});
+
+describe('BullMQ waitForReplicas on an ioredis Cluster', () => {
+  it("answers 202 once the replica of the queue slot's master holds the job", async () => {
+    const queue = bullmqQueue({
+      connection: clusterConnection(),
+      prefix,
+      name: 'replicated',
+      waitForReplicas: { count: 1, timeoutMs: 2000 },
+    });
+    const receiver = createReceiver({ secrets: SECRET, queue });
+    const master = await topology.masterOf(prefix);
+    const port = (await cli(master.port, 'INFO', 'replication')).match(/slave0:ip=[^,]+,port=(\d+)/)?.[1];
+    const replica = new Redis(Number(port), '127.0.0.1', { readOnly: true });
+    replica.on('error', () => {});
+    connections.push(replica);
+    try {
+      for (let i = 0; i < 3; i++) {
+        const event = deliveredEvent();
+        expectAccepted(await receiver.receive(delivery(event)), 202);
+        // WAIT ran on the connection that added the job: the replica holds it already, with no wait of ours.
+        expect(await replica.call('EXISTS', `${prefix}:replicated:${bullmqJobId(`live:${event.id}`)}`)).toBe(
+          1,
+        );
+      }
+    } finally {
+      await receiver.close();
+      await queue.close();
+    }
   });
 });

@@ -1,4 +1,5 @@
 import { createNodeRedisClient } from 'bullmq';
+import { Cluster, Redis } from 'ioredis';
 import { createClient, createCluster } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bullmqDeadLetters, bullmqQueue } from '../../src/durable/bullmq/index.js';
@@ -22,11 +23,18 @@ describe('BullMQ on a Redis Cluster', () => {
   });
 
   it('gives a cluster the {bull} prefix, keeps a hash-tagged one, refuses one without, naming the fix', () => {
-    const ioredisCluster = { isCluster: true };
+    // Never connected: the prefix is settled at creation.
+    const ioredisCluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
     expect(clusterPrefix('bullmqQueue', ioredisCluster, undefined)).toBe('{bull}');
     expect(clusterPrefix('bullmqQueue', ioredisCluster, '{sms}:jobs')).toBe('{sms}:jobs');
-    expect(() => clusterPrefix('bullmqQueue', ioredisCluster, 'sms')).toThrow(/CROSSSLOT.*prefix: '\{sms\}'/);
-    expect(clusterPrefix('bullmqQueue', { isCluster: false }, undefined)).toBeUndefined();
+    expect(() => bullmqQueue({ connection: ioredisCluster, prefix: 'sms' })).toThrow(
+      /CROSSSLOT.*prefix: '\{sms\}'/,
+    );
+    expect(() => bullmqDeadLetters({ connection: ioredisCluster, prefix: 'sms' })).toThrow(
+      /prefix: '\{sms\}'/,
+    );
+    const single = new Redis({ lazyConnect: true });
+    expect(clusterPrefix('bullmqQueue', single, undefined)).toBeUndefined();
   });
 });
 

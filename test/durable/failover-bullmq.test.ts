@@ -2,20 +2,13 @@ import { createNodeRedisClient } from 'bullmq';
 import { createSentinel } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openDeadLetters } from '../../src/cli/dead-letter-connect.js';
-import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
-import type { DurableWorker } from '../../src/durable/port.js';
+import { bullmqQueue } from '../../src/durable/bullmq/index.js';
 import { createReceiver } from '../../src/index.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { testRun } from '../support/harness/cluster.js';
-import { eventIds } from '../support/harness/sender.js';
-import {
-  acknowledgedIds,
-  deliverThroughKill,
-  fleetDeliveries,
-  haSettings,
-  serve,
-} from '../support/topologies/failover-run.js';
+import { haSettings, interleavedCost } from '../support/topologies/failover-run.js';
 import { type SentinelTopology, startSentinelTopology } from '../support/topologies/redis.js';
-import { until } from '../support/until.js';
+import { bullmqFleetThroughKill } from './failover-bullmq-fleet.js';
 
 /*
  * BullMQ behind Sentinel (a primary, two replicas, three sentinels) through node-redis createSentinel clients and
@@ -49,68 +42,21 @@ async function sentinelConnection() {
 it(
   'a primary SIGKILLed at 40%: no job answered 202 is lost, every one runs',
   async () => {
-    const runs = new Map<string, number>();
-    const queues = await Promise.all(
-      [1, 2].map(async () =>
-        bullmqQueue({
-          connection: await sentinelConnection(),
-          prefix: `mw-ha:${run}`,
-          backoffMs: 100,
-          ...(settings.replicas > 0 ? { waitForReplicas: { count: settings.replicas, timeoutMs: 500 } } : {}),
-        }),
-      ),
-    );
-    const receivers = queues.map((queue) => {
-      const receiver = createReceiver({ secrets: secret, queue });
-      receiver.on('message.delivered', (event) => {
-        runs.set(event.id as string, (runs.get(event.id as string) ?? 0) + 1);
-      });
-      receiver.onError(() => {});
-      closing.push(() => queue.close());
-      return receiver;
+    const result = await bullmqFleetThroughKill({
+      run,
+      secret,
+      connection: sentinelConnection,
+      prefix: `mw-ha:${run}`,
+      kill: () => topology.primary.kill(),
+      closing,
     });
-    const workers: DurableWorker[] = [];
-    for (const [index, receiver] of receivers.entries()) {
-      // A job a worker took from the primary that died is locked there: it runs again once its lock ends. Long
-      // enough that a busy machine's pause does not stall a running job (one stall more dead-letters it).
-      const worker = await createBullmqWorker({
-        receiver,
-        queue: queues[index] as (typeof queues)[0],
-        lockDurationMs: 10_000,
-      });
-      workers.push(worker);
-      closing.push(() => worker.close({ timeoutMs: 2000 }));
-    }
-    const servers = await Promise.all(receivers.map((receiver) => serve(receiver)));
-    closing.push(() => Promise.all(servers.map((server) => server.close())));
-    const ids = eventIds(run, settings.events);
-    const result = await deliverThroughKill(
-      fleetDeliveries(
-        ids,
-        settings.copies,
-        servers.map((server) => server.url),
-      ),
-      {
-        secret,
-        concurrency: settings.concurrency,
-        killAt: 0.4,
-        kill: () => topology.primary.kill(),
-        deadlineMs: settings.deadlineMs,
-      },
-    );
-    expect(acknowledgedIds(result.attempts)).toEqual(new Set(ids));
-    const lost = () => ids.filter((id) => !runs.has(id));
-    await until(() => lost().length === 0, {
-      timeoutMs: 45_000,
-      what: 'every acknowledged job to run',
-    }).catch(() => {});
-    const doubles = ids.filter((id) => (runs.get(id) ?? 0) > 1).length;
+    expect(result.allAcknowledged).toBe(true);
     console.info(
-      `BullMQ on Sentinel, waitForReplicas ${settings.replicas}: lost ${lost().length}, run twice ${doubles}, ` +
+      `BullMQ on Sentinel, waitForReplicas ${settings.replicas}: lost ${result.lost.length}, run twice ${result.doubles}, ` +
         `failed requests ${result.failed}, recovered in ${result.recoverySeconds.toFixed(1)} s`,
       result.tally,
     );
-    if (settings.safe) expect(lost(), 'jobs answered 202 that never ran').toEqual([]);
+    if (settings.safe) expect(result.lost, 'jobs answered 202 that never ran').toEqual([]);
     expect(result.failed).toBeGreaterThan(0);
 
     // The dead-letter command finds the queue through the sentinels too, after the failover.
@@ -137,4 +83,35 @@ it(
     );
   },
   settings.deadlineMs + 60_000,
+);
+
+// bench/failover.mjs: what waitForReplicas costs a handoff (202 once the job is added, and held by a replica).
+it.runIf(process.env.MW_HA_COST)(
+  'the cost of waitForReplicas',
+  async () => {
+    const handoff = async (waitForReplicas?: { count: number; timeoutMs: number }) => {
+      const queue = bullmqQueue({
+        connection: await sentinelConnection(),
+        prefix: `mw-cost:${run}`,
+        ...(waitForReplicas ? { waitForReplicas } : {}),
+      });
+      closing.push(() => queue.close());
+      const receiver = createReceiver({ secrets: secret, queue });
+      receiver.on('message.delivered', () => {});
+      return (id: string) => {
+        const { body, headers } = createSignedRequest(createEvent('message.delivered', { id }), { secret });
+        return receiver.receive({ method: 'POST', headers, rawBody: body });
+      };
+    };
+    await interleavedCost(
+      [
+        ['BullMQ without waitForReplicas', await handoff()],
+        ['BullMQ waitForReplicas 1', await handoff({ count: 1, timeoutMs: 500 })],
+      ],
+      Number(process.env.MW_HA_COST),
+      run,
+      202,
+    );
+  },
+  300_000,
 );

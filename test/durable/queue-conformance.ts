@@ -91,6 +91,24 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       await worker.close();
     });
 
+    it('keeps two events apart whose ids differ only in a lone surrogate, and runs each once', async () => {
+      const { queue, receiver } = setUp(1);
+      const base = deliveredEvent().id;
+      const events = [`${base}\ud800`, `${base}\udc00`, `${base}\ufffd`].map((id) =>
+        deliveredEvent({}, { id }),
+      );
+      const ran: string[] = [];
+      receiver.on('message.delivered', (got) => {
+        ran.push(got.id as string);
+      });
+      for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 202);
+      const worker = await start(receiver, queue);
+      await until(() => worker.counters().completed === events.length);
+      expect(ran.sort()).toEqual(events.map((event) => event.id).sort());
+      for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 200, true);
+      await worker.close();
+    });
+
     it("gives a worker's handlers the context the receiver's direct path gives, messageId included", async () => {
       const { queue, receiver } = setUp(1, standardWebhooks);
       const direct = createReceiver({ secrets: WHSEC, profile: standardWebhooks });

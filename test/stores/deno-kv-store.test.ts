@@ -6,10 +6,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookConfigError } from '../../src/base/errors.js';
+import { createReceiver } from '../../src/index.js';
 import { DenoKvDedupeStore } from '../../src/stores/deno-kv.js';
 import { root } from '../support/build.js';
 import { type Running, start } from '../support/child-processes.js';
 import { type InstanceFetch, storeAcrossInstances } from '../support/store-bridge.js';
+import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
 import { describeStoreConformance } from './store-conformance.js';
 
 /*
@@ -71,6 +73,26 @@ describe('DenoKvDedupeStore', () => {
       expect(statuses.filter((status) => status === 'claimed')).toHaveLength(1);
       expect(statuses.filter((status) => status === 'in_flight')).toHaveLength(19);
     }
+  });
+
+  it('holds the events of the longest tenants a receiver accepts, within its 2 KiB key limit', async () => {
+    const receiver = createReceiver({
+      tenant: (request) => request.params.account,
+      secrets: () => SECRET,
+      store: storeAcrossInstances([(path) => inDeno(path)]),
+    });
+    let runs = 0;
+    receiver.on('message.delivered', () => {
+      runs++;
+    });
+    const event = deliveredEvent();
+    // 230 characters of a non-Latin script: 2,070 characters URI-encoded.
+    for (const account of ['ж'.repeat(230), '\u{1F600}'.repeat(128), `${'ж'.repeat(229)}\ud800`]) {
+      const request = { ...delivery(event), params: { account } };
+      expectAccepted(await receiver.receive(request));
+      expectAccepted(await receiver.receive(request), 200, true);
+    }
+    expect(runs).toBe(3);
   });
 
   it("takes Deno's own Deno.Kv, as deno check sees the store's types", () => {

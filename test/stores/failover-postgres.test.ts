@@ -6,6 +6,7 @@ import { testRun } from '../support/harness/cluster.js';
 import { eventIds } from '../support/harness/sender.js';
 import {
   acknowledgedIds,
+  countingReceiver,
   deliverThroughKill,
   fleetDeliveries,
   haSettings,
@@ -13,6 +14,7 @@ import {
 } from '../support/topologies/failover-run.js';
 import { type PostgresPair, startPostgresPair } from '../support/topologies/postgres.js';
 import { tcpProxy } from '../support/topologies/tcp-proxy.js';
+import { until } from '../support/until.js';
 
 /*
  * The transactional PostgreSQL store on a primary with a synchronous streaming standby, behind a TCP proxy (as
@@ -123,3 +125,59 @@ it(
   },
   settings.deadlineMs + 15_000,
 );
+
+it('a promoted standby that inherited synchronous_standby_names: each delivery 503 store_unavailable within the store deadline', async () => {
+  // The trap: pg_basebackup copied the primary's synchronous_standby_names, and the promoted standby has no
+  // standby of its own, so every commit waits for one forever.
+  const trap = await startPostgresPair({ synchronous: true, inheritSynchronous: true });
+  const trapPools: pg.Pool[] = [];
+  const poolOn = (port: number) => {
+    const pool = new pg.Pool({
+      connectionString: `postgres://postgres@127.0.0.1:${port}/postgres`,
+      max: 4,
+      connectionTimeoutMillis: 2000,
+    });
+    pool.on('error', () => {});
+    trapPools.push(pool);
+    return pool;
+  };
+  const operationTimeoutMs = 1000;
+  try {
+    const trapTable = `${table}_trap`;
+    await new PostgresDedupeStore({ pool: poolOn(trap.primaryPort), table: trapTable }).migrate();
+    await trap.killPrimary();
+    await trap.promote();
+    const promoted = poolOn(trap.standbyPort);
+    // The claim is the first write of either store, transactional or not: it meets the trap first.
+    const store = new PostgresDedupeStore({ pool: promoted, table: trapTable, operationTimeoutMs });
+    const { deliver, runs, errors } = countingReceiver(store, secret);
+    for (const id of eventIds(`${run}_trap`, 3)) {
+      const started = performance.now();
+      const outcome = await deliver(id);
+      const took = performance.now() - started;
+      expect([outcome.status, outcome.reason]).toEqual([503, 'store_unavailable']);
+      expect(Number(outcome.headers['retry-after'])).toBeGreaterThan(0);
+      // Bounded by the store's deadline (with room for a busy machine), never held by the blocked commit.
+      expect(took).toBeLessThan(operationTimeoutMs + 1500);
+    }
+    expect(runs.size).toBe(0);
+    expect(errors.join('\n')).toMatch(/within 1000 ms \(operationTimeoutMs\)/);
+    // The server shows why: the claims' commits wait for a synchronous standby that does not exist.
+    const { rows } = await promoted.query(
+      "SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event = 'SyncRep'",
+    );
+    expect(rows[0]?.n).toBeGreaterThan(0);
+
+    // The documented fix: clear the setting on the promoted server; writes go through again.
+    await promoted.query("ALTER SYSTEM SET synchronous_standby_names = ''");
+    await promoted.query('SELECT pg_reload_conf()');
+    const [after] = eventIds(`${run}_trap_after`, 1);
+    await until(async () => (await deliver(after as string)).status === 200, {
+      what: 'a delivery processed once the setting is cleared',
+    });
+    expect(runs.get(after as string)).toBe(1);
+  } finally {
+    await Promise.allSettled(trapPools.map((pool) => pool.end()));
+    await trap.stop();
+  }
+}, 90_000);

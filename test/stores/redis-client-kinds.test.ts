@@ -2,6 +2,7 @@ import { Cluster } from 'ioredis';
 import { createCluster, createSentinel } from 'redis';
 import { describe, expect, it } from 'vitest';
 import { WebhookConfigError } from '../../src/index.js';
+import { hashSlot } from '../../src/stores/cluster-slots.js';
 import { RedisDedupeStore } from '../../src/stores/redis.js';
 
 /* What the Redis store takes at creation: every client kind it can run on, and the settings it refuses. */
@@ -10,14 +11,22 @@ describe('RedisDedupeStore clients', () => {
   const cluster = createCluster({ rootNodes: [{ url: 'redis://127.0.0.1:1' }] });
   const ioredisCluster = new Cluster([{ host: '127.0.0.1', port: 1 }], { lazyConnect: true });
 
-  it('takes node-redis Sentinel and Cluster clients, and an ioredis Cluster, with waitForReplicas where WAIT can follow', () => {
+  it('takes node-redis Sentinel and Cluster clients, and an ioredis Cluster, each with waitForReplicas', () => {
     const waitForReplicas = { count: 1, timeoutMs: 500 };
     expect(() => new RedisDedupeStore({ client: sentinel, waitForReplicas })).not.toThrow();
     expect(() => new RedisDedupeStore({ client: cluster, waitForReplicas })).not.toThrow();
     expect(() => new RedisDedupeStore({ client: ioredisCluster })).not.toThrow();
-    expect(() => new RedisDedupeStore({ client: ioredisCluster, waitForReplicas })).toThrow(
-      /ioredis Cluster .*createCluster\(\) client instead/,
-    );
+    expect(() => new RedisDedupeStore({ client: ioredisCluster, waitForReplicas })).not.toThrow();
+  });
+
+  it("computes a key's Cluster slot as Redis does, hash tags included", () => {
+    // Redis's own answers to CLUSTER KEYSLOT.
+    expect(hashSlot('somekey')).toBe(11058);
+    expect(hashSlot('foo{hash_tag}')).toBe(2515);
+    expect(hashSlot('bar{hash_tag}')).toBe(2515);
+    // An empty first tag: the whole key is hashed.
+    expect(hashSlot('foo{}{bar}')).toBe(8363);
+    expect(hashSlot('{bull}:sms')).toBe(hashSlot('bull'));
   });
 
   it('refuses a waitForReplicas that cannot work, and a client it cannot run on, naming what to pass', () => {

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisDedupeStore } from '../../src/stores/redis.js';
 import {
   type ClusterTopology,
+  cli,
   type SentinelTopology,
   startClusterTopology,
   startSentinelTopology,
@@ -81,8 +82,8 @@ describeStoreConformance(
   target(() => viaSentinels, { count: 1, timeoutMs: 2000 }),
 );
 describeStoreConformance(
-  'redis on an ioredis Cluster client',
-  target(() => clustered),
+  'redis on an ioredis Cluster client, waitForReplicas 1',
+  target(() => clustered, { count: 1, timeoutMs: 2000 }),
 );
 
 describe('RedisDedupeStore on real ioredis clients', () => {
@@ -110,10 +111,20 @@ describe('RedisDedupeStore on real ioredis clients', () => {
     expect(await onReplica.get(`${prefix}live:evt_io_replicated`)).toBe('done');
   });
 
-  it('refuses waitForReplicas on an ioredis Cluster, naming the client that can wait', () => {
-    expect(
-      () =>
-        new RedisDedupeStore({ client: clustered, prefix, waitForReplicas: { count: 1, timeoutMs: 500 } }),
-    ).toThrow(/ioredis Cluster .*createCluster\(\) client instead/);
+  it("waits on an ioredis Cluster for the replica of the key's master", async () => {
+    const replicated = new RedisDedupeStore({
+      client: clustered,
+      prefix,
+      waitForReplicas: { count: 1, timeoutMs: 2000 },
+    });
+    for (const key of ['live:evt_io_w1', 'live:evt_io_w2', 'live:evt_io_w3']) {
+      const claim = await replicated.claim(key, 1000);
+      await replicated.complete(key, (claim as { token: string }).token, 60_000);
+      const master = await cluster.masterOf(`${prefix}${key}`);
+      const port = (await cli(master.port, 'INFO', 'replication')).match(/slave0:ip=[^,]+,port=(\d+)/)?.[1];
+      const onReplica = await ready(new Redis(Number(port), '127.0.0.1', { readOnly: true }));
+      // Acknowledged after WAIT on that master's connection: its replica holds the completion already.
+      expect(await onReplica.call('GET', `${prefix}${key}`)).toBe('done');
+    }
   });
 });

@@ -61,6 +61,19 @@ export function describeStoreConformance(name: string, setup: () => ConformanceT
       expect((await store.claim(plain, leaseMs)).status).toBe('claimed');
     });
 
+    it('keeps keys apart that differ only in a lone surrogate (UTF-8 would spell each one U+FFFD)', async () => {
+      const { store, leaseMs } = setup();
+      const base = freshKey();
+      const [first, ...others] = [`${base}\ud800`, `${base}\udc00`, `${base}\ufffd`, `${base}\udbff`];
+      const token = claimed(await store.claim(first as string, leaseMs));
+      expect(await store.complete(first as string, token, LONG_RETENTION_MS)).toBe(true);
+      for (const key of others) {
+        const other = claimed(await store.claim(key, leaseMs));
+        expect(await store.complete(key, other, LONG_RETENTION_MS)).toBe(true);
+      }
+      expect(await store.claim(first as string, leaseMs)).toEqual({ status: 'duplicate' });
+    });
+
     it('answers duplicate after the owner completes', async () => {
       const { store, leaseMs } = setup();
       const key = freshKey();

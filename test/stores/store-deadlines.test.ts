@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
 import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -205,17 +206,44 @@ describe('Redis store deadlines', () => {
     }
   });
 
+  it('a claim, its completion and its release share one operationTimeoutMs: a request waits on the store that long', async () => {
+    const client = createClient({ url: server.url });
+    client.on('error', () => {});
+    await client.connect();
+    const controller = createClient({ url: server.url });
+    controller.on('error', () => {});
+    await controller.connect();
+    const deadlineMs = 1500;
+    const store = new RedisDedupeStore({ client, operationTimeoutMs: deadlineMs });
+    try {
+      const warm = await store.claim('live:evt_budget_warm', 1000);
+      await store.release('live:evt_budget_warm', (warm as { token: string }).token);
+      const started = performance.now();
+      // A slow claim (the server holds writes 900 ms) still succeeds; then the server stops answering writes.
+      await controller.sendCommand(['CLIENT', 'PAUSE', '900', 'WRITE']);
+      const claim = await store.claim('live:evt_budget', 60_000);
+      expect(claim.status).toBe('claimed');
+      const token = (claim as { token: string }).token;
+      await controller.sendCommand(['CLIENT', 'PAUSE', '30000', 'WRITE']);
+      await expect(store.complete('live:evt_budget', token, 60_000)).rejects.toThrow(/operationTimeoutMs/);
+      await expect(store.release('live:evt_budget', token)).rejects.toThrow(/used up its 1500 ms/);
+      // Three calls of 1500 ms each would be 3.9 s here.
+      expect(performance.now() - started).toBeLessThan(deadlineMs + 700);
+    } finally {
+      await controller.sendCommand(['CLIENT', 'UNPAUSE']);
+      controller.destroy();
+      client.destroy();
+    }
+  });
+
   it('a paused server: every operation rejects at the deadline, then works again', async () => {
     const store = new RedisDedupeStore({ client: paused, operationTimeoutMs: DEADLINE_MS });
-    // An ioredis-shaped client has no per-command timeout: only the store's own deadline bounds it.
-    const ioredisShaped = {
-      get status() {
-        return paused.isReady ? 'ready' : 'reconnecting';
-      },
-      call: (command: string, ...args: string[]) => paused.sendCommand([command, ...args]),
-    };
-    const viaCall = new RedisDedupeStore({ client: ioredisShaped, operationTimeoutMs: DEADLINE_MS });
+    // An ioredis client has no per-command timeout: only the store's own deadline bounds it.
+    const io = new Redis(server.url);
+    io.on('error', () => {});
+    const viaCall = new RedisDedupeStore({ client: io, operationTimeoutMs: DEADLINE_MS });
     await paused.connect();
+    await until(() => io.status === 'ready', { what: 'the ioredis client to be ready' });
     const controller = createClient({ url: server.url });
     controller.on('error', () => {});
     await controller.connect();
@@ -233,6 +261,7 @@ describe('Redis store deadlines', () => {
       expect((await patient.claim('live:evt_after_pause', 60_000)).status).toBe('claimed');
     } finally {
       controller.destroy();
+      io.disconnect();
     }
   });
 });

@@ -11,7 +11,7 @@ interface StoreReply {
 /**
  * A dedupe store as the test process sees one that runs elsewhere (inside workerd, inside Deno): each operation
  * runs in an instance's own store, the instances taking turns, so a claim made in one is settled, renewed or
- * found in flight from another. `query` is added to every call (the instance's test options).
+ * found in flight from another; each key goes as its JSON string. `query` is added to every call (the instance's test options).
  */
 export function storeAcrossInstances(
   instances: InstanceFetch[],
@@ -26,10 +26,13 @@ export function storeAcrossInstances(
     if (reply.error) throw Object.assign(new Error(reply.error.message), { name: reply.error.name });
     return reply.result;
   };
+  // As JSON: a query string spells a lone surrogate of a key U+FFFD, as UTF-8 does.
+  const keyed = (key: string) => JSON.stringify(key);
   return {
-    claim: (key, leaseMs) => call('claim', { key, ms: String(leaseMs) }) as Promise<ClaimResult>,
-    complete: (key, token, ms) => call('complete', { key, token, ms: String(ms) }) as Promise<boolean>,
-    renew: (key, token, ms) => call('renew', { key, token, ms: String(ms) }) as Promise<boolean>,
-    release: (key, token) => call('release', { key, token }) as Promise<boolean>,
+    claim: (key, leaseMs) => call('claim', { key: keyed(key), ms: String(leaseMs) }) as Promise<ClaimResult>,
+    complete: (key, token, ms) =>
+      call('complete', { key: keyed(key), token, ms: String(ms) }) as Promise<boolean>,
+    renew: (key, token, ms) => call('renew', { key: keyed(key), token, ms: String(ms) }) as Promise<boolean>,
+    release: (key, token) => call('release', { key: keyed(key), token }) as Promise<boolean>,
   };
 }

@@ -1,5 +1,11 @@
 import { describe, expectTypeOf, it } from 'vitest';
-import type { ModeHandling, SecretsLookup, TenantRequest, TenantSecretsOptions } from '../../src/adapter.js';
+import type {
+  ModeHandling,
+  SecretsLookup,
+  TenantRequest,
+  TenantSecretsAnswer,
+  TenantSecretsOptions,
+} from '../../src/adapter.js';
 import { createReceiver, type ErrorContext, type Secrets } from '../../src/index.js';
 
 declare const db: { webhookSecretsOf(tenant: string): Promise<Secrets | undefined> };
@@ -45,8 +51,15 @@ describe('tenants are typed', () => {
     // @ts-expect-error a mode is handled or ignored
     createReceiver({ secrets: 'whsec_x', modes: { test: 'drop' } });
     expectTypeOf<SecretsLookup>().toEqualTypeOf<
-      (tenant: string) => Secrets | undefined | PromiseLike<Secrets | undefined>
+      (tenant: string) => TenantSecretsAnswer | PromiseLike<TenantSecretsAnswer>
     >();
+    // The tenant as the lookup knows it, with its secrets: every spelling it accepts is one tenant.
+    createReceiver({
+      tenant: (request) => request.params.account,
+      secrets: async (tenant) => ({ tenant: tenant.toLowerCase(), secrets: table[tenant.toLowerCase()] }),
+    });
+    // @ts-expect-error the tenant it answers for is a string
+    createReceiver({ tenant: () => 'a', secrets: (_tenant: string) => ({ tenant: 1, secrets: 'whsec_x' }) });
     expectTypeOf<TenantSecretsOptions['ttlMs']>().toEqualTypeOf<number | undefined>();
     expectTypeOf<ModeHandling>().toMatchTypeOf<{ test?: 'handle' | 'ignore' }>();
   });

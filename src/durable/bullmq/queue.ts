@@ -116,8 +116,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
       const existing = await queue.getJob(jobId);
       if (existing) return existing.finishedOn ? 'duplicate' : 'in_progress';
     }
-    await queue.add(job.event.type, job, jobOptions(jobId));
-    await replicated(queue, warn);
+    await replicated(queue, () => queue.add(job.event.type, job, jobOptions(jobId)), warn);
     return 'enqueued';
   }
 

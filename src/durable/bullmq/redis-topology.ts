@@ -1,6 +1,13 @@
 import type { ConnectionOptions, Queue } from 'bullmq';
 import { WebhookConfigError } from '../../base/errors.js';
-import { awaitReplicas, replicasOption, unconfirmed, type WaitForReplicas } from '../../stores/replicas.js';
+import { type IoRedisClusterRouting, masterNodeOf } from '../../stores/cluster-slots.js';
+import {
+  awaitReplicas,
+  replicasOption,
+  sharedReplicaWait,
+  unconfirmed,
+  type WaitForReplicas,
+} from '../../stores/replicas.js';
 
 /** The node-redis client under BullMQ's adapter (createNodeRedisClient keeps it as `raw`), or the connection. */
 function rawClient(connection: unknown): Record<string, unknown> | undefined {
@@ -50,41 +57,54 @@ export function clusterPrefix(
   );
 }
 
-/** Checks that WAIT can follow the adds on this connection: not through an ioredis Cluster (WAIT has no key). */
-export function checkCanWait(owner: string, connection: unknown): void {
-  if (!isClusterClient(connection)) return;
-  throw new WebhookConfigError(
-    `${owner}({ waitForReplicas }) cannot wait for replicas through an ioredis Cluster: WAIT has no key, so it ` +
-      'reaches a random node, not the one that took the job. Use a Sentinel setup for waitForReplicas with BullMQ.',
-  );
-}
+/** Waits for the replicas of one add: `before` it, the connection it will go on; the returned check, after it. */
+type ReplicaWaiter = () => () => Promise<void>;
 
 /**
- * WAIT on the connection BullMQ added the job on (the queue's one client): node-redis under BullMQ's adapter
- * (a Sentinel client: its master pool's connection; keep masterPoolSize at 1, its default), or ioredis.
+ * WAIT on the connection BullMQ adds the job on (the queue's one client): node-redis under BullMQ's adapter
+ * (a Sentinel client: its master pool's connection; keep masterPoolSize at 1, its default), or ioredis. On an
+ * ioredis Cluster, the connection of the master serving the queue's slot: taken before the add, and WAIT sent
+ * there only if that node still serves the slot after it (else the add may have gone to another one). BullMQ's
+ * add of a job it already has writes a `duplicated` event, so the WAIT after it also covers a job that another
+ * connection added.
  */
-export function replicaWaiter(client: unknown, wait: Required<WaitForReplicas>): () => Promise<void> {
+export function replicaWaiter(client: unknown, wait: Required<WaitForReplicas>, key: string): ReplicaWaiter {
   const raw = rawClient(client);
-  let send: (args: string[]) => Promise<unknown>;
+  const what = 'The job of an event';
   if (raw !== undefined && raw !== client && typeof raw.sendCommand === 'function') {
     const node = raw as { sendCommand: (...args: unknown[]) => Promise<unknown> };
-    send = isNodeRedisSentinel(raw)
+    const send: (args: string[]) => Promise<unknown> = isNodeRedisSentinel(raw)
       ? (args) => node.sendCommand(false, args)
       : (args) => node.sendCommand(args);
-  } else if (typeof (client as { call?: unknown })?.call === 'function') {
-    const io = client as { call: (command: string, ...args: string[]) => Promise<unknown> };
-    send = ([command, ...args]) => io.call(command as string, ...args);
-  } else {
+    const shared = sharedReplicaWait(send, wait, what);
+    return () => shared;
+  }
+  if (typeof (client as { call?: unknown })?.call !== 'function') {
     throw new WebhookConfigError(
       "bullmqQueue({ waitForReplicas }) needs a node-redis or ioredis connection: this queue's BullMQ backend has no Redis command to send WAIT with.",
     );
   }
-  return () => awaitReplicas(send, wait, 'The job of an event');
+  if (isClusterClient(client)) {
+    const cluster = client as IoRedisClusterRouting;
+    return () => {
+      const before = masterNodeOf(cluster, key);
+      return async () => {
+        if (before === undefined || masterNodeOf(cluster, key) !== before)
+          throw new Error(
+            "The Redis Cluster's master for the queue's slot changed during the add (a failover): its replicas cannot be counted.",
+          );
+        await awaitReplicas(([command, ...args]) => before.call(command as string, ...args), wait, what);
+      };
+    };
+  }
+  const io = client as { call: (command: string, ...args: string[]) => Promise<unknown> };
+  const shared = sharedReplicaWait(([command, ...args]) => io.call(command as string, ...args), wait, what);
+  return () => shared;
 }
 
 /**
- * What bullmqQueue needs of its Redis: the prefix (a cluster's hash tag), and `replicated`, run after each add:
- * with waitForReplicas, WAIT for the replicas; a write they do not hold fails the enqueue (503), unless
+ * What bullmqQueue needs of its Redis: the prefix (a cluster's hash tag), and `replicated`, which runs each add
+ * and, with waitForReplicas, WAITs for the replicas; a write they do not hold fails the enqueue (503), unless
  * `whenFewer: 'accept'`, which tells `warn` (onError) and lets it through.
  */
 export function queueTopology(options: {
@@ -96,13 +116,17 @@ export function queueTopology(options: {
   const connection = options.queue?.opts.connection ?? options.connection;
   const prefix = clusterPrefix('bullmqQueue', connection, options.queue?.opts.prefix ?? options.prefix);
   const replicas = replicasOption('bullmqQueue', options.waitForReplicas);
-  if (replicas) checkCanWait('bullmqQueue', connection);
-  let waitForReplicas: (() => Promise<void>) | undefined;
-  const replicated = async (queue: Queue, warn?: (warning: string) => void) => {
-    if (!replicas) return;
+  let waiter: ReplicaWaiter | undefined;
+  const replicated = async (queue: Queue, add: () => Promise<unknown>, warn?: (warning: string) => void) => {
+    if (!replicas) {
+      await add();
+      return;
+    }
+    waiter ??= replicaWaiter(await queue.getBackend().client, replicas, queue.qualifiedName);
+    const confirm = waiter();
+    await add();
     try {
-      waitForReplicas ??= replicaWaiter(await queue.getBackend().client, replicas);
-      await waitForReplicas();
+      await confirm();
     } catch (error) {
       const behind = unconfirmed(error, replicas);
       if (!behind.accepted) throw behind;

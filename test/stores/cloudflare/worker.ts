@@ -44,7 +44,7 @@ let handle: FetchHandler | undefined;
 const handled: string[] = [];
 
 async function storeOperation(store: DedupeStore, url: URL): Promise<Response> {
-  const key = url.searchParams.get('key') as string;
+  const key = JSON.parse(url.searchParams.get('key') as string) as string;
   const token = url.searchParams.get('token') as string;
   const ms = Number(url.searchParams.get('ms'));
   try {

@@ -16,7 +16,7 @@ declare const Deno: {
 const kv = await Deno.openKv(Deno.args[0] as string);
 
 async function operate(store: DedupeStore, url: URL): Promise<unknown> {
-  const key = url.searchParams.get('key') as string;
+  const key = JSON.parse(url.searchParams.get('key') as string) as string;
   const token = url.searchParams.get('token') as string;
   const ms = Number(url.searchParams.get('ms'));
   const operation = url.pathname.slice('/store/'.length);

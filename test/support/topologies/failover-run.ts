@@ -137,3 +137,48 @@ export function countingReceiver(store: DedupeStore, secret: string) {
   };
   return { receiver, runs, errors, deliver };
 }
+
+/** One setting of a cost run: its label, and how one delivery of an event id is answered through it. */
+export type CostCase = readonly [label: string, deliver: (id: string) => Promise<{ status: number }>];
+
+/**
+ * The rate and answer times of each setting, `total` events 16 at a time each, the settings interleaved in five
+ * rounds (a fifth of the events through one, then the next), so a machine busy in one moment weighs on all of
+ * them. Each delivery must be answered `status`. Prints and returns one line per setting.
+ */
+export async function interleavedCost(cases: CostCase[], total: number, run: string, status: number) {
+  const measured = cases.map(() => ({ times: [] as number[], seconds: 0, events: 0 }));
+  const rounds = 5;
+  for (let round = 0; round < rounds; round++) {
+    for (const [index, [label, deliver]] of cases.entries()) {
+      const ids = Array.from(
+        { length: Math.ceil(total / rounds) },
+        (_, i) => `evt_${run}c${index}r${round}_${i}`,
+      );
+      const into = measured[index] as (typeof measured)[number];
+      const started = performance.now();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: 16 }, async () => {
+          while (next < ids.length) {
+            const id = ids[next++] as string;
+            const at = performance.now();
+            const answered = (await deliver(id)).status;
+            if (answered !== status) throw new Error(`${label}: ${id} was answered ${answered}`);
+            into.times.push(performance.now() - at);
+          }
+        }),
+      );
+      into.seconds += (performance.now() - started) / 1000;
+      into.events += ids.length;
+    }
+  }
+  return cases.map(([label], index) => {
+    const { times, seconds, events } = measured[index] as (typeof measured)[number];
+    times.sort((a, b) => a - b);
+    const at = (q: number) => times[Math.min(times.length - 1, Math.floor(q * times.length))]?.toFixed(0);
+    const line = `cost, ${label}: ${(events / seconds).toFixed(0)} events/s, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms`;
+    console.info(line);
+    return line;
+  });
+}

@@ -160,6 +160,8 @@ export interface ClusterTopology {
   rootNodes: { url: string }[];
   /** The node that now serves `key`'s slot as its master. */
   masterOf(key: string): Promise<RedisNode>;
+  /** Starts one more replica of `master`, joined to the cluster and in sync. */
+  addReplica(master: RedisNode): Promise<RedisNode>;
   stop(): Promise<void>;
 }
 
@@ -171,34 +173,37 @@ export async function startClusterTopology(nodeTimeoutMs = 1000): Promise<Cluste
     await Promise.all(nodes.map((each) => each.kill()));
     await rm(dir, { recursive: true, force: true });
   };
+  const byPort = new Map<number, RedisNode>();
+  const clusterNode = async () => {
+    const port = await freePort();
+    const bus = await freePort();
+    const own = join(dir, String(port));
+    await run('mkdir', ['-p', own]);
+    const args = [
+      ...DURABLE,
+      '--cluster-enabled',
+      'yes',
+      '--cluster-port',
+      String(bus),
+      '--cluster-config-file',
+      join(own, 'nodes.conf'),
+      '--cluster-node-timeout',
+      String(nodeTimeoutMs),
+    ];
+    const each = redisNode(port, own, args);
+    nodes.push(each);
+    byPort.set(port, each);
+    await each.start();
+    return each;
+  };
   try {
-    for (let i = 0; i < 6; i++) {
-      const port = await freePort();
-      const bus = await freePort();
-      const own = join(dir, String(port));
-      await run('mkdir', ['-p', own]);
-      const args = [
-        ...DURABLE,
-        '--cluster-enabled',
-        'yes',
-        '--cluster-port',
-        String(bus),
-        '--cluster-config-file',
-        join(own, 'nodes.conf'),
-        '--cluster-node-timeout',
-        String(nodeTimeoutMs),
-      ];
-      const each = redisNode(port, own, args);
-      nodes.push(each);
-      await each.start();
-    }
+    for (let i = 0; i < 6; i++) await clusterNode();
     const addresses = nodes.map((each) => `127.0.0.1:${each.port}`);
     await run('redis-cli', ['--cluster', 'create', ...addresses, '--cluster-replicas', '1', '--cluster-yes']);
     await clusterSettled(nodes);
     for (const each of nodes) {
       if (/role:master/.test(await cli(each.port, 'INFO', 'replication'))) await replicasOnline(each, 1);
     }
-    const byPort = new Map(nodes.map((each) => [each.port, each]));
     return {
       masters: nodes.slice(0, 3),
       replicas: nodes.slice(3),
@@ -213,6 +218,23 @@ export async function startClusterTopology(nodeTimeoutMs = 1000): Promise<Cluste
           if (found) return found;
         }
         throw new Error(`No live node knows the master of ${key}.`);
+      },
+      async addReplica(master) {
+        const id = (await cli(master.port, 'CLUSTER', 'MYID')).trim();
+        const before = ((await cli(master.port, 'INFO', 'replication')).match(/state=online/g) ?? []).length;
+        const added = await clusterNode();
+        await run('redis-cli', [
+          '--cluster',
+          'add-node',
+          `127.0.0.1:${added.port}`,
+          `127.0.0.1:${master.port}`,
+          '--cluster-slave',
+          '--cluster-master-id',
+          id,
+        ]);
+        await replicasOnline(master, before + 1);
+        await clusterSettled(nodes);
+        return added;
       },
       stop,
     };

@@ -43,6 +43,23 @@ describe('what a reader runs in the first hour', () => {
     }
   });
 
+  it('the README and the development guide name what the suite needs on the machine, the browser included', () => {
+    const consoleTest = readFileSync(join(root, 'test/emulator/console.test.ts'), 'utf8');
+    const browser = consoleTest.match(/const CHROMIUM = '([^']+)'/)?.[1];
+    expect(browser).toBeDefined();
+    for (const doc of ['README.md', 'docs/development.md']) {
+      const text = readFileSync(join(root, doc), 'utf8');
+      for (const needed of ['Redis', 'PostgreSQL', `\`${browser}\``]) expect(text, doc).toContain(needed);
+    }
+  });
+
+  it("the README's suite time says when and where it was measured, and that it varies", () => {
+    const readme = readFileSync(join(root, 'README.md'), 'utf8');
+    const development = readme.slice(readme.indexOf('\n## Development'));
+    expect(development).toMatch(/Measured on \d{4}-\d{2}-\d{2} on a [^.]*machine/);
+    expect(development).toMatch(/depends on the machine/);
+  });
+
   it('every package the framework guides import is in their install tables', () => {
     const page = readDoc('frameworks.md');
     const tables = page.slice(0, page.indexOf('\n## Tested on'));

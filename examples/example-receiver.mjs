@@ -28,6 +28,10 @@ export function createExampleReceiver(secret, options = {}) {
       `[${ctx.requestId}] ${event.type} ${event.id ?? '(no id)'}: ${event.data.message_id ?? 'unknown message'} failed`,
     );
   });
+  // A refused delivery (a wrong secret: 401 signature_mismatch and what to check) shows here, not only to the sender.
+  receiver.onRejected((rejection) => {
+    console.warn(`[${rejection.requestId}] ${rejection.status} ${rejection.reason}: ${rejection.message}`);
+  });
   receiver.onError((error, ctx) => {
     console.error(`[${ctx.requestId}] ${error.code}: ${error.message}`);
   });

@@ -119,7 +119,7 @@ export type {
   Slot,
   TimestampSource,
 } from './signature/profile-config.js';
-export type { SignatureProblem } from './signature/profile-text.js';
+export type { SignatureProblem, TimestampOffset } from './signature/profile-text.js';
 export type { SignatureReading } from './signature/reading.js';
 export type { ModeSecrets, SecretFormat, SecretList } from './signature/secrets.js';
 export type { SignatureSyntax } from './signature/syntaxes/index.js';

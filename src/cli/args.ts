@@ -176,9 +176,10 @@ export function integer(
   fallback: number,
   min: number,
   max: number,
+  unit = '',
 ): number {
   if (value === undefined) return fallback;
-  return argument(command, name, value, Number(value), rules.whole({ min, max }));
+  return argument(command, name, value, Number(value), rules.whole({ min, max }), unit);
 }
 
 export function fraction(command: string, name: string, value: string | undefined): number {

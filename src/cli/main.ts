@@ -5,7 +5,7 @@ import { check } from './check.js';
 import { deadLetter } from './dead-letter.js';
 import { emulate } from './emulate.js';
 import { listen } from './listen.js';
-import { escapeLines } from './output.js';
+import { endQuietlyWhenReaderLeaves, escapeLines } from './output.js';
 import { send } from './send.js';
 import { sign } from './sign.js';
 import { simulate } from './simulate.js';
@@ -53,6 +53,7 @@ async function main(argv: string[]): Promise<number> {
   }
 }
 
+endQuietlyWhenReaderLeaves();
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;

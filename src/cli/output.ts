@@ -82,6 +82,22 @@ function rewrite(stream: NodeJS.WriteStream, text: string): void {
   stream.write(text);
 }
 
+/**
+ * A reader that stops early (`| head -2`) closes the pipe, and the next write fails with EPIPE, which Node
+ * emits as an 'error' nobody handles: a stack trace. Nobody is left to read what follows, so the command ends
+ * there, quietly, with the exit code it already had (0 when none), as a command a SIGPIPE ends does.
+ */
+export function endQuietlyWhenReaderLeaves(
+  streams: readonly NodeJS.WriteStream[] = [process.stdout, process.stderr],
+): void {
+  for (const stream of streams) {
+    stream.on('error', (error: NodeJS.ErrnoException) => {
+      if (error.code !== 'EPIPE') throw error;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
+}
+
 export function formatMs(ms: number): string {
   return ms < 10 ? `${ms.toFixed(1)} ms` : `${Math.round(ms)} ms`;
 }

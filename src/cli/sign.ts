@@ -1,4 +1,5 @@
 import { signRequest } from '../signature/index.js';
+import { looksLikeMilliseconds } from '../signature/profile-text.js';
 import {
   BIN,
   type Command,
@@ -46,10 +47,7 @@ export const sign: Command = {
     const profile = signingProfile('sign', values.profile);
     const secret = requireSecret('sign', values.secret, profile.secretFormat);
     // Unset: now, or the body's own timestamp for a profile that reads it from there.
-    const timestamp =
-      values.timestamp === undefined
-        ? undefined
-        : integer('sign', 'timestamp', values.timestamp, 0, 0, 2 ** 40);
+    const timestamp = values.timestamp === undefined ? undefined : unixSeconds(values.timestamp);
     if (process.stdin.isTTY) {
       throw new UsageError(
         `sign: reads the body on stdin. Pipe it in: printf %s "$body" | ${BIN} sign --secret S`,
@@ -72,3 +70,14 @@ export const sign: Command = {
     return 0;
   },
 };
+
+/** --timestamp: unix seconds. Milliseconds (what Date.now() gives) are refused saying so, with the seconds. */
+function unixSeconds(value: string): number {
+  const number = Number(value);
+  if (Number.isSafeInteger(number) && looksLikeMilliseconds(number)) {
+    throw new UsageError(
+      `sign: --timestamp is in unix seconds, and '${value}' looks like milliseconds: pass ${Math.floor(number / 1000)} (date +%s prints now in seconds).`,
+    );
+  }
+  return integer('sign', 'timestamp', value, 0, 0, 2 ** 40, ' (unix seconds, as date +%s prints)');
+}

@@ -70,13 +70,13 @@ export const reasonAnswers: Readonly<Record<ReasonCode, ReasonAnswer>> = {
     status: 401,
     retry: 'fix',
     message:
-      'The signature timestamp is older than the tolerance. Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.',
+      'The signature timestamp is older than the tolerance (the answer says how old, and the tolerance: toleranceSeconds, default 300 s). Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.',
   },
   future_timestamp: {
     status: 401,
     retry: 'fix',
     message:
-      'The signature timestamp is further in the future than the tolerance. Check the clock of this server (NTP) or raise toleranceSeconds.',
+      'The signature timestamp is further in the future than the tolerance (the answer says how far, the tolerance, and when it looks like milliseconds: it is unix seconds). Check the clock of this server (NTP) or raise toleranceSeconds.',
   },
   signature_mismatch: {
     status: 401,

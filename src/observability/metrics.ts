@@ -13,6 +13,12 @@ const OTHER_EVENT_TYPE = 'other';
 /** Verified tenants counted separately; past this many, further tenants are counted as `other`. */
 export const MAX_TENANTS = 100;
 export const OTHER_TENANT = 'other';
+/**
+ * Where registerMetrics finds, on a receiver, how to keep the tenants it lists apart from the bound above.
+ * `Symbol.for`: the same key whichever copy of this module (one per bundled entry) asks.
+ */
+export const LISTED_TENANTS: unique symbol = Symbol.for('messaging-webhooks.listed-tenants');
+export type ListTenants = (tenants: readonly string[]) => void;
 
 export interface MetricsSeries {
   /** `processed`, `duplicate`, `accepted` or a reason code. */
@@ -60,6 +66,8 @@ export class MetricsRecorder {
   readonly #byOutcome = new Map<string, Map<string, Series>>();
   readonly #eventTypes = new Set<string>();
   readonly #tenants = new Set<string>();
+  /** Tenants a metrics exporter labels by name: always counted apart, whatever the bound. */
+  readonly #listed = new Set<string>();
 
   record(outcome: Outcome, durationSeconds: number): void {
     const label = outcomeLabel(outcome);
@@ -112,10 +120,21 @@ export class MetricsRecorder {
     return type;
   }
 
+  /** Counts these tenants apart from now on, beyond the bound of MAX_TENANTS (which other tenants still have). */
+  listTenants(tenants: readonly string[]): void {
+    for (const tenant of tenants) this.#listed.add(tenant);
+  }
+
   #tenant(tenant: string): string {
-    if (this.#tenants.has(tenant)) return tenant;
+    if (this.#tenants.has(tenant) || this.#listed.has(tenant)) return tenant;
     if (this.#tenants.size >= MAX_TENANTS) return OTHER_TENANT;
     this.#tenants.add(tenant);
     return tenant;
   }
+}
+
+/** Puts the hook registerMetrics looks for on a receiver, out of its enumerable properties and its type. */
+export function exposeListedTenants(receiver: object, recorder: MetricsRecorder): void {
+  const listTenants: ListTenants = (tenants) => recorder.listTenants(tenants);
+  Object.defineProperty(receiver, LISTED_TENANTS, { value: listTenants });
 }

@@ -1,5 +1,11 @@
 import { WebhookConfigError } from '../base/errors.js';
-import { type MetricsSeries, type MetricsSnapshot, OTHER_TENANT } from './metrics.js';
+import {
+  LISTED_TENANTS,
+  type ListTenants,
+  type MetricsSeries,
+  type MetricsSnapshot,
+  OTHER_TENANT,
+} from './metrics.js';
 import {
   collector,
   histogramSamples,
@@ -14,9 +20,9 @@ export type { RegisterMetricsOptions } from './prometheus-collector.js';
 export interface ReceiverMetricsOptions extends RegisterMetricsOptions {
   /**
    * With the receiver's `tenant` option: a `tenant` label on the request series. `true` labels the first 100
-   * tenants whose requests verified (later ones: `other`); a list labels those tenants only (every other one:
-   * `other`). A request with no verified tenant has `tenant=""`, so an unknown tenant never makes a series.
-   * Default: no tenant label.
+   * tenants whose requests verified (later ones: `other`); a list labels those tenants only, however many
+   * others came first (every other one: `other`), from the moment registerMetrics is called. A request with no
+   * verified tenant has `tenant=""`, so an unknown tenant never makes a series. Default: no tenant label.
    */
   tenants?: true | readonly string[];
 }
@@ -43,6 +49,9 @@ export function registerMetrics(source: MetricsSource, options: ReceiverMetricsO
   const tenantLabel = tenantLabelOf(options?.tenants);
   const own = ['outcome', 'status', 'event_type', ...(tenantLabel ? ['tenant'] : [])];
   const { registry, prefix, labels: extra } = metricsOptions(options, own);
+  // The receiver bounds the tenants it counts apart: it must know the listed ones, or they may fall in `other`.
+  if (Array.isArray(options.tenants))
+    (source as { [LISTED_TENANTS]?: ListTenants })[LISTED_TENANTS]?.(options.tenants);
 
   const seriesLabels = (series: MetricsSeries): Record<string, string | number> => {
     const labels = { ...extra, outcome: series.outcome, status: series.status, event_type: series.eventType };

@@ -1,6 +1,6 @@
 import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { HeaderSource } from '../contract/request.js';
-import type { VerifyResult } from '../signature/index.js';
+import type { TimestampOffset, VerifyResult } from '../signature/index.js';
 import type { Mode } from '../signature/secrets.js';
 import type { SignedRequestParts } from '../signature/verifier.js';
 import type { Read } from './2-read-body.js';
@@ -24,8 +24,8 @@ export interface Signature {
     input: { headers: HeaderSource; body: string | Uint8Array },
     nowSeconds: number,
   ): VerifyResult | Promise<VerifyResult>;
-  /** The message of a failure, in the terms of the profile. */
-  explain(reason: SignatureFailureReason, request: SignedRequestParts): string;
+  /** The message of a failure, in the terms of the profile; with `offset`, how far out its timestamp is. */
+  explain(reason: SignatureFailureReason, request: SignedRequestParts, offset?: TimestampOffset): string;
   /** Labels of its secrets in the order they are tried (`live[0]`), for the diagnostics of a rejection. */
   readonly secretLabels?: readonly string[];
 }
@@ -38,14 +38,18 @@ export function verify(
 ): Verified | Stop | Promise<Verified | Stop> {
   const signed = { headers: read.request.headers, body: read.body };
   const result = signature.check(signed, nowSeconds);
-  if (result instanceof Promise) return result.then((settled) => accept(read, settled, signature));
-  return accept(read, result, signature);
+  if (result instanceof Promise)
+    return result.then((settled) => accept(read, settled, signature, nowSeconds));
+  return accept(read, result, signature, nowSeconds);
 }
 
-function accept(read: Read, result: VerifyResult, signature: Signature): Verified | Stop {
+function accept(read: Read, result: VerifyResult, signature: Signature, nowSeconds: number): Verified | Stop {
   if (!result.ok) {
-    const message = signature.explain(result.reason, { headers: read.request.headers, body: read.body });
-    return { stop: result.reason, message };
+    const signed = { headers: read.request.headers, body: read.body };
+    return {
+      stop: result.reason,
+      message: signature.explain(result.reason, signed, offsetOf(result, nowSeconds)),
+    };
   }
   return {
     request: read.request,
@@ -56,4 +60,11 @@ function accept(read: Read, result: VerifyResult, signature: Signature): Verifie
     messageId: result.messageId,
     tenant: (read as { tenant?: string }).tenant,
   };
+}
+
+/** How far out of tolerance a stale or future timestamp is; undefined for any other failure. */
+function offsetOf(result: VerifyResult & { ok: false }, nowSeconds: number): TimestampOffset | undefined {
+  const { timestamp, toleranceSeconds } = result;
+  if (timestamp === undefined || toleranceSeconds === undefined) return undefined;
+  return { timestamp, offsetSeconds: Math.abs(nowSeconds - timestamp), toleranceSeconds };
 }

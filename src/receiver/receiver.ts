@@ -13,7 +13,7 @@ import {
   type EventType,
 } from '../events/catalogue.js';
 import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
-import { MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
+import { exposeListedTenants, MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
 import { unheardRefusals } from '../observability/unheard.js';
 import type { Received } from '../pipeline/1-check-request.js';
@@ -166,6 +166,7 @@ export function createReceiver<
     },
     limits: { maxBodyBytes: opts.maxBodyBytes, ack: opts.queue ? 'durable' : opts.ack },
   };
+  exposeListedTenants(receiver, metrics);
   return receiver;
 }
 

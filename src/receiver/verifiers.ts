@@ -51,7 +51,7 @@ export function tenantSecretsOf(options: Verifying, report: Report): TenantSecre
 export function signatureOf(verifier: Verifier): Signature {
   return {
     check: (input, now) => verifier.verify(input, now),
-    explain: (reason, request) => verifier.profile.explain(reason, request),
+    explain: (reason, request, offset) => verifier.profile.explain(reason, request, offset),
     secretLabels: verifier.secretLabels,
   };
 }

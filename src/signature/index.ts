@@ -14,6 +14,7 @@ export {
   type SignatureProfile,
   type SignatureReading,
   type SignedDelivery,
+  type TimestampOffset,
 } from './profile.js';
 export type {
   BodySignedContent,

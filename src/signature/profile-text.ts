@@ -13,6 +13,16 @@ export type SignatureProblem =
   | 'timestamp_invalid'
   | 'id_missing';
 
+/** How far a timestamp out of tolerance is from the receiver's clock, and the tolerance on that side (seconds). */
+export interface TimestampOffset {
+  /** The timestamp as signed (unix seconds). */
+  readonly timestamp: number;
+  /** Seconds the timestamp is off: how old a stale one is, how far ahead a future one is. */
+  readonly offsetSeconds: number;
+  /** The tolerance on the side the timestamp is out of: `toleranceSeconds.past` or `.future`. */
+  readonly toleranceSeconds: number;
+}
+
 /** What a user does to change where one part of the format travels, as a message says it ("set …"). */
 export type OptionNames = (part: 'signature' | 'timestamp' | 'id') => string;
 
@@ -20,7 +30,7 @@ export type OptionNames = (part: 'signature' | 'timestamp' | 'id') => string;
 export interface ProfileText {
   /** For example `webhook-signature: t=<unix seconds>,v1=<hex>`. */
   readonly format: string;
-  message(reason: SignatureFailureReason, problem?: SignatureProblem): string;
+  message(reason: SignatureFailureReason, problem?: SignatureProblem, offset?: TimestampOffset): string;
 }
 
 /** A profile made by createProfile is changed by its config paths. */
@@ -69,8 +79,10 @@ export function describeProfile(config: ResolvedConfig, options: OptionNames): P
       ? `the body without its "${signature.bodyField}" member, cut from the bytes as received`
       : 'the raw body bytes'
   })`;
-  const tolerance = (side: string) =>
-    `The signature timestamp (${timestampPlace}) is ${side} than the tolerance.`;
+  const tolerance = (side: string, offset: TimestampOffset | undefined, how: string) =>
+    offset === undefined
+      ? `The signature timestamp (${timestampPlace}) is ${side} than the tolerance.`
+      : `The signature timestamp (${timestampPlace}) is ${seconds(offset.offsetSeconds)} ${how}; the tolerance is ${seconds(offset.toleranceSeconds)}.`;
   const problems: Record<SignatureProblem, string> = {
     body_not_json: `The body is not JSON text, so it cannot carry a top-level "${field}" member. Expected ${format}.`,
     body_not_object: `The body is not a JSON object, so it cannot carry a top-level "${field}" member. Expected ${format}.`,
@@ -85,22 +97,46 @@ export function describeProfile(config: ResolvedConfig, options: OptionNames): P
     }). Send it as the service signed it, or ${options('timestamp')} if the service puts it elsewhere.`,
     id_missing: `The ${id?.header} header (the message id, which is signed) is missing or empty. Send it as the service signed it, or ${options('id')} if the service uses another name.`,
   };
-  const messages: Record<SignatureFailureReason, string> = {
+  const messages = (offset: TimestampOffset | undefined): Record<SignatureFailureReason, string> => ({
     missing_signature: `${Carrier} is missing or empty; expected ${format}. Send the ${inBody ? 'body' : 'header'} the service signed, or ${options('signature')} if the service uses another name.`,
     malformed_signature: `The signature cannot be read: expected ${format}; ${syntax.rule}.`,
-    stale_timestamp: `${tolerance('older')} Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.`,
-    future_timestamp: `${tolerance('further in the future')} Check the clock of this server (NTP) or raise toleranceSeconds.`,
+    stale_timestamp: `${tolerance('older', offset, 'old')} Replays are dropped; if this is a live delivery, check the clock of this server (NTP) or raise toleranceSeconds.`,
+    future_timestamp: `${tolerance('further in the future', offset, 'in the future')} ${
+      offset && looksLikeMilliseconds(offset.timestamp)
+        ? 'It looks like milliseconds: sign with unix seconds (Math.floor(Date.now() / 1000)).'
+        : 'Check the clock of this server (NTP) or raise toleranceSeconds.'
+    }`,
     signature_mismatch: `No signature in ${carrier} matches ${signed} with any configured secret. Check that the secret is the one of this endpoint and mode, and that the body reaches the receiver as raw bytes, not re-serialized JSON.`,
-  };
+  });
   return {
     format,
-    message: (reason, problem) =>
+    message: (reason, problem, offset) =>
       problem !== undefined && (reason === 'missing_signature' || reason === 'malformed_signature')
         ? problems[problem]
-        : messages[reason],
+        : messages(offset)[reason],
   };
 }
 
 function slotText(part: string | Slot): string {
   return typeof part === 'string' ? part : `<${part.slot}>`;
 }
+
+/** Seconds, and from two minutes on the same in the unit a reader takes in at once: `5400 s (1.5 h)`. */
+export function seconds(value: number): string {
+  const exact = `${value} s`;
+  const unit = value >= 120 && UNITS.find(([size]) => value >= size);
+  if (!unit) return exact;
+  const [size, name] = unit;
+  const amount = value >= size * 10 ? Math.round(value / size) : Math.round((value / size) * 10) / 10;
+  return `${exact} (${amount * size === value ? '' : 'about '}${amount} ${name})`;
+}
+
+const UNITS: readonly (readonly [number, string])[] = [
+  [86_400 * 365, 'years'],
+  [86_400, 'days'],
+  [3600, 'h'],
+  [60, 'min'],
+];
+
+/** A unix time in milliseconds reads, taken as seconds, as a time tens of thousands of years ahead. */
+export const looksLikeMilliseconds = (timestamp: number): boolean => timestamp >= 1e11;

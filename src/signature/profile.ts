@@ -16,7 +16,12 @@ import {
   type SignatureProfileConfig,
   type Slot,
 } from './profile-config.js';
-import { createProfileOptions, describeProfile, type OptionNames } from './profile-text.js';
+import {
+  createProfileOptions,
+  describeProfile,
+  type OptionNames,
+  type TimestampOffset,
+} from './profile-text.js';
 import {
   bodyTimestamp,
   failed,
@@ -50,9 +55,14 @@ export interface SignatureProfile {
   /**
    * What a failure means under this profile and what to do: its header or body member, its syntax, the option
    * that names it. Given the request, a missing or malformed signature is pinpointed (a timestamp header, a
-   * repeated member…). Never a secret, a signature or the body.
+   * repeated member…). Given `offset`, a timestamp out of tolerance says by how much and what the tolerance is.
+   * Never a secret, a signature or the body.
    */
-  explain(reason: SignatureFailureReason, request?: { headers: HeaderSource; body: SignedPiece }): string;
+  explain(
+    reason: SignatureFailureReason,
+    request?: { headers: HeaderSource; body: SignedPiece },
+    offset?: TimestampOffset,
+  ): string;
   /** Reads the request's signature parts. Never throws. */
   read(headers: HeaderSource, body: SignedPiece): SignatureReading;
   /** The signed content, as pieces fed to the HMAC in order (the body is never copied). */
@@ -74,7 +84,7 @@ export function createProfile(config: SignatureProfileConfig): SignatureProfile 
   return buildProfile(resolveConfig(config));
 }
 
-export type { SignatureProblem } from './profile-text.js';
+export type { SignatureProblem, TimestampOffset } from './profile-text.js';
 export type { SignatureReading } from './reading.js';
 
 type Fill = (reading: { timestampText: string | undefined; id: string | undefined }) => string;
@@ -93,9 +103,9 @@ export function buildProfile(
   const bodyField = 'bodyField' in signature ? signature : undefined;
   const read = makeReader(config, bodyField);
   const text = describeProfile(config, options);
-  const explain: SignatureProfile['explain'] = (reason, request) => {
+  const explain: SignatureProfile['explain'] = (reason, request, offset) => {
     if (!request || (reason !== 'missing_signature' && reason !== 'malformed_signature'))
-      return text.message(reason);
+      return text.message(reason, undefined, offset);
     const problem = read(request.headers, request.body).problem;
     if (problem === undefined && bodyField && hasNestedMember(toBytes(request.body), bodyField.bodyField))
       return text.message(reason, 'member_nested');

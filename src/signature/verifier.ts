@@ -14,7 +14,13 @@ export const DEFAULT_TOLERANCE_SECONDS = 300;
 
 export type VerifyResult =
   | { ok: true; timestamp: number; mode: Mode; secretLabel: string; messageId?: string }
-  | { ok: false; reason: SignatureFailureReason; timestamp?: number };
+  | {
+      ok: false;
+      reason: SignatureFailureReason;
+      timestamp?: number;
+      /** With `stale_timestamp` and `future_timestamp`: the tolerance (seconds) on the side it is out of. */
+      toleranceSeconds?: number;
+    };
 
 export interface VerifierOptions {
   /** An unset variable (undefined) throws a WebhookConfigError that says so. */
@@ -104,8 +110,12 @@ export function createVerifier(options: VerifierOptions): Verifier {
     if (reading.failure) return { ok: false, reason: reading.failure } as VerifyResult;
     const timestamp = reading.timestamp;
     const age = now - timestamp;
-    if (age > past) return { ok: false, reason: 'stale_timestamp', timestamp } as VerifyResult;
-    if (-age > future) return { ok: false, reason: 'future_timestamp', timestamp } as VerifyResult;
+    if (age > past) {
+      return { ok: false, reason: 'stale_timestamp', timestamp, toleranceSeconds: past } as VerifyResult;
+    }
+    if (-age > future) {
+      return { ok: false, reason: 'future_timestamp', timestamp, toleranceSeconds: future } as VerifyResult;
+    }
     // No candidate of the digest's encoded size: nothing could match, so no HMAC. Only the length is looked at
     // here; the characters are checked in the same pass that compares them, so a signature is read once.
     let candidates = 0;

@@ -57,6 +57,17 @@ describe('messaging-webhooks CLI: help and usage mistakes', () => {
       message: /--port must be a whole number/,
     },
     {
+      mistake: 'a timestamp in milliseconds',
+      args: ['sign', '--secret', SECRET, '--timestamp', '1764337000123'],
+      message:
+        /--timestamp is in unix seconds, and '1764337000123' looks like milliseconds: pass 1764337000 /,
+    },
+    {
+      mistake: 'a timestamp that is not a number',
+      args: ['sign', '--secret', SECRET, '--timestamp', 'yesterday'],
+      message: /--timestamp must be a whole number .* \(unix seconds, as date \+%s prints\), got 'yesterday'/,
+    },
+    {
       mistake: 'padded secret',
       args: ['sign', '--secret', ' padded '],
       message: /leading or trailing whitespace/,

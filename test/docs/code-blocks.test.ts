@@ -194,7 +194,7 @@ describe('the code blocks of the README and docs/', () => {
 
   const servers = compiled.filter((block) => block.run === 'server');
   it.each(servers.map((block) => [`${block.doc}:${block.line}`, block] as const))(
-    'the server of the block at %s answers a signed event 200',
+    'the server of the block at %s answers a signed event 200 and a wrong secret 401',
     async (_where, block) => {
       const { code } = await transform(block.code, { loader: block.language, format: 'esm' });
       const file = join(consumer.dir, pathOf(block).replace(/\.ts$/, '.run.mjs'));
@@ -218,6 +218,15 @@ describe('the code blocks of the README and docs/', () => {
           body: '{"received":true}',
         });
         await server.waitFor(new RegExp(event.data.message_id));
+        // A wrong secret is refused, and the README's server says so where its reader looks: its own output.
+        const forged = createSignedRequest(event, { secret: 'whsec_docs_wrong_secret_9e2a' });
+        const refused = await fetch(`http://127.0.0.1:${port}/webhooks`, {
+          method: 'POST',
+          headers: forged.headers,
+          body: forged.body,
+        });
+        expect(refused.status).toBe(401);
+        if (block.doc === 'README.md') await server.waitFor(/401 signature_mismatch/, 5000);
       } finally {
         await server.stop();
       }

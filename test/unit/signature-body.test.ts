@@ -118,8 +118,9 @@ describe('bodySignature: the signed content is the raw body without the member',
 
   it('checks the member’s timestamp against the tolerance', () => {
     const body = carrying(`{"created_at":"${CREATED}","signature":"SIG"}`, `{"created_at":"${CREATED}"}`);
-    expect(verify(body, NOW + 301)).toEqual({ ok: false, reason: 'stale_timestamp', timestamp: NOW });
-    expect(verify(body, NOW - 301)).toEqual({ ok: false, reason: 'future_timestamp', timestamp: NOW });
+    const out = { ok: false, timestamp: NOW, toleranceSeconds: 300 };
+    expect(verify(body, NOW + 301)).toEqual({ ...out, reason: 'stale_timestamp' });
+    expect(verify(body, NOW - 301)).toEqual({ ...out, reason: 'future_timestamp' });
   });
 
   it('the signer adds the member last, so removing it gives back the bytes it signed', () => {

@@ -7,7 +7,7 @@ import {
   standardWebhooks,
 } from '../../src/index.js';
 import { createEvent, createSignedRequest } from '../../src/testing.js';
-import { expectRejected, SECRET } from '../support/unit.js';
+import { delivery, expectRejected, SECRET } from '../support/unit.js';
 
 const WHSEC = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
 const acme = createProfile({
@@ -141,5 +141,33 @@ describe('a body signature that cannot be read is refused with what is wrong, ne
   ];
   it.each(cases)('%s', async (_name, body, code, says) => {
     expect(message(await answer(bodySignature(), {}, body), 401, code)).toContain(says);
+  });
+});
+
+describe('a timestamp out of tolerance', () => {
+  const NOW = 1_764_337_000;
+  const event = createEvent('message.delivered');
+  const receiver = createReceiver({
+    secrets: SECRET,
+    now: () => NOW * 1000,
+    toleranceSeconds: { past: 300, future: 60 },
+  });
+  const rejected = async (timestamp: number, code: string) =>
+    expectRejected(await receiver.receive(delivery(event, { timestamp })), 401, code).message;
+
+  it('says how old a stale one is and what the tolerance is', async () => {
+    expect(await rejected(NOW - 3600, 'stale_timestamp')).toContain(
+      'The signature timestamp (the t= of the webhook-signature header) is 3600 s (1 h) old; the tolerance is 300 s (5 min).',
+    );
+    expect(await rejected(NOW - 301, 'stale_timestamp')).toContain('is 301 s (about 5 min) old');
+  });
+
+  it('says how far ahead a future one is, its own tolerance, and when it looks like milliseconds', async () => {
+    const ahead = await rejected(NOW + 90, 'future_timestamp');
+    expect(ahead).toContain('is 90 s in the future; the tolerance is 60 s. Check the clock');
+    expect(ahead).not.toContain('milliseconds');
+    expect(await rejected(NOW * 1000, 'future_timestamp')).toContain(
+      'years) in the future; the tolerance is 60 s. It looks like milliseconds: sign with unix seconds',
+    );
   });
 });

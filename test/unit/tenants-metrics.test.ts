@@ -97,4 +97,26 @@ describe('Prometheus tenant label', () => {
       /tenants must be true/,
     );
   });
+
+  it('labels a listed tenant however many other tenants came first, and stays bounded', async () => {
+    const others = Array.from({ length: 150 }, (_, i) => `t${i}`);
+    const known = new Set(['acme', ...others]);
+    const receiver = createReceiver({
+      tenant: (request) => request.params.account,
+      secrets: (tenant) => (known.has(tenant) ? secretOf(tenant) : undefined),
+    });
+    const registry = new Registry();
+    registerMetrics(receiver, { registry, tenants: ['acme'] });
+    for (const tenant of others) await receiver.receive(to(tenant));
+    await receiver.receive(to('acme'));
+    await receiver.receive(to('acme'));
+    expect(await requests(registry)).toEqual([
+      ['processed', 'other', 150],
+      ['processed', 'acme', 2],
+    ]);
+    // The receiver still keeps at most 100 unlisted tenants apart, and the listed ones besides.
+    const tenants = new Set(receiver.metrics().series.map((series) => series.tenant));
+    expect(tenants.size).toBe(102);
+    expect(Object.getOwnPropertySymbols({ ...receiver })).toEqual([]);
+  });
 });

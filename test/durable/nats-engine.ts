@@ -7,6 +7,7 @@ import {
   natsDeadLetters,
   natsQueue,
 } from '../../src/durable/nats/index.js';
+import { natsInternals } from '../../src/durable/nats/queue.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
 import type { DeadLetterHarness } from './dead-letters-conformance.js';
 import type { Engine } from './queue-conformance.js';
@@ -37,7 +38,8 @@ export function natsQueues(run: string, prefix: string) {
   async function cleanup() {
     const nc = await connect({ servers: NATS_URL });
     const jsm = await jetstreamManager(nc);
-    for (const one of made) await jsm.streams.delete(one.broker.stream).catch(() => {});
+    for (const one of made)
+      await jsm.streams.delete(natsInternals(one, 'cleanup').broker.stream).catch(() => {});
     await nc.close();
     const client = new pg.Client(DATABASE_URL);
     await client.connect();
@@ -64,7 +66,7 @@ export function natsHarness(run: string): DeadLetterHarness<NatsDurableQueue> & 
   return {
     queue: (attempts, options) => queue(attempts, options),
     worker: (receiver, one) => createNatsWorker({ receiver, queue: one, concurrency: 4 }),
-    sweep: (one) => one.ledger.sweep(),
+    sweep: (one) => natsInternals(one, 'sweep').ledger.sweep(),
     deadLetters: (one) => natsDeadLetters({ queue: one }),
     apart: (one) =>
       natsDeadLetters({

@@ -6,6 +6,7 @@ import {
   rabbitmqDeadLetters,
   rabbitmqQueue,
 } from '../../src/durable/rabbitmq/index.js';
+import { rabbitmqInternals } from '../../src/durable/rabbitmq/queue.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
 import type { DeadLetterHarness } from './dead-letters-conformance.js';
 import type { Engine } from './queue-conformance.js';
@@ -41,7 +42,8 @@ export function rabbitmqQueues(run: string, prefix: string) {
     const channel = await connection.createChannel();
     channel.on('error', () => {});
     for (const one of made) {
-      for (const name of one.broker.declared()) await channel.deleteQueue(name).catch(() => {});
+      for (const name of rabbitmqInternals(one, 'cleanup').broker.declared())
+        await channel.deleteQueue(name).catch(() => {});
     }
     await connection.close().catch(() => {});
     const client = new pg.Client(DATABASE_URL);
@@ -71,7 +73,7 @@ export function rabbitmqHarness(
   return {
     queue: (attempts, options) => queue(attempts, options),
     worker: (receiver, one) => createRabbitmqWorker({ receiver, queue: one, concurrency: 4 }),
-    sweep: (one) => one.ledger.sweep(),
+    sweep: (one) => rabbitmqInternals(one, 'sweep').ledger.sweep(),
     deadLetters: (one) => rabbitmqDeadLetters({ queue: one }),
     apart: (one) =>
       rabbitmqDeadLetters({

@@ -1,17 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import pg from 'pg';
+import type { Pool } from 'pg';
 import { kindOf, WebhookConfigError } from '../../base/errors.js';
 import type { DurableJob, DurableQueueCounts, EnqueueResult } from '../port.js';
 import { type LedgerStatements, ledgerStatements, TABLE_NAME } from './sql.js';
 
 /** Where a broker queue keeps its ledger: a table in your PostgreSQL. */
 export interface LedgerOptions {
-  /** A pg Pool of yours (never closed by the queue); or pass `connectionString`. */
-  pool?: pg.Pool;
+  /** A pg Pool of yours (`new pg.Pool(…)`, never closed by the queue); or pass `connectionString`. */
+  pool?: LedgerPool;
   /** Where PostgreSQL is; the queue then opens a pool of its own (and closes it on close()). */
   connectionString?: string;
   /** The ledger's table, created on first use. Default `messaging_webhooks_jobs`. */
   table?: string;
+}
+
+/** What the ledger uses of a pg Pool. */
+export interface LedgerPool {
+  query(
+    text: string,
+    values?: unknown[],
+  ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+  connect(): Promise<{ query(text: string, values?: unknown[]): Promise<unknown>; release(): void }>;
+  end(): Promise<void>;
 }
 
 export const DEFAULT_LEDGER_TABLE = 'messaging_webhooks_jobs';
@@ -72,11 +82,15 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
       `${who}: table must be a PostgreSQL name (letters, digits, _; optionally schema.table), got ${kindOf(table)}.`,
     );
   }
-  const { pool, owned } = poolOf(options, who);
+  const { opening, owned } = poolOf(options, who);
+  let pool: LedgerPool | undefined;
   const sql = ledgerStatements(table);
   let created: Promise<void> | undefined;
   const ready = () => {
-    created ??= createTable(pool, sql, table);
+    created ??= (async () => {
+      pool = await opening;
+      await createTable(pool, sql, table);
+    })();
     created.catch(() => {
       created = undefined; // unreachable or refused: the next use tries again
     });
@@ -84,7 +98,7 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
   };
   const query = async (text: string, values: unknown[]) => {
     await ready();
-    return pool.query(text, values);
+    return (pool as LedgerPool).query(text, values);
   };
   return {
     queue,
@@ -93,7 +107,7 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
       const key = stored(job.key);
       const admitted = await query(sql.admit, [queue, key, JSON.stringify(job), REPUBLISH_AFTER_MS]);
       if (admitted.rowCount) return 'enqueued';
-      const state = (await pool.query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
+      const state = (await query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
       // Gone between the two reads (a purge): the next delivery admits it.
       if (state === undefined) return 'in_progress';
       return state === 'completed' || state === 'dead' ? 'duplicate' : 'in_progress';
@@ -106,7 +120,7 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
       const claimed = await query(sql.claim, [queue, stored(key), token, leaseMs]);
       const row = claimed.rows[0] as { attempt: number } | undefined;
       if (row) return { run: true, attempt: row.attempt, token };
-      const state = (await pool.query(sql.stateOf, [queue, stored(key)])).rows[0]?.state as LedgerState;
+      const state = (await query(sql.stateOf, [queue, stored(key)])).rows[0]?.state as LedgerState;
       // Running elsewhere, or waiting out a backoff: this copy comes back later. Settled or gone: dropped.
       return { run: false, later: state === 'running' || state === 'retrying' || state === 'queued' };
     },
@@ -120,7 +134,7 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
       await query(sql.bury, [queue, stored(key), token, code, JSON.stringify(message)]);
     },
     async counts() {
-      const rows = (await query(sql.counts, [queue])).rows as { state: LedgerState; n: number }[];
+      const rows = (await query(sql.counts, [queue])).rows as unknown as { state: LedgerState; n: number }[];
       const count = (state: LedgerState) => rows.find((row) => row.state === state)?.n ?? 0;
       return {
         waiting: count('queued') + count('retrying'),
@@ -136,18 +150,18 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
       return (await query(sql.listDead(oldestFirst), [queue, limit, offset])).rows.map(deadRow);
     },
     async countDead() {
-      return (await query(sql.countDead, [queue])).rows[0]?.n ?? 0;
+      return ((await query(sql.countDead, [queue])).rows[0]?.n as number | undefined) ?? 0;
     },
     async findDead(keys) {
       return (await query(sql.findDead, [queue, keys.map(stored)])).rows.map(deadRow);
     },
     async statesOf(keys) {
       const rows = (await query(sql.statesOf, [queue, keys.map(stored)])).rows;
-      return new Map(rows.map((row) => [JSON.parse(row.key) as string, row.state as LedgerState]));
+      return new Map(rows.map((row) => [JSON.parse(row.key as string) as string, row.state as LedgerState]));
     },
     async reopen(key) {
       const row = (await query(sql.reopen, [queue, stored(key)])).rows[0];
-      return row ? (JSON.parse(row.job) as DurableJob) : undefined;
+      return row ? (JSON.parse(row.job as string) as DurableJob) : undefined;
     },
     async restore(key) {
       await query(sql.restore, [queue, stored(key)]);
@@ -156,7 +170,7 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
       return ((await query(sql.purge, [queue, stored(key)])).rowCount ?? 0) > 0;
     },
     async close() {
-      if (owned) await pool.end();
+      if (owned) await (await opening.catch(() => undefined))?.end();
     },
   };
 }
@@ -173,26 +187,32 @@ function deadRow(row: Record<string, unknown>): LedgerDeadRow {
   };
 }
 
-function poolOf(options: LedgerOptions, who: string): { pool: pg.Pool; owned: boolean } {
+/** The pool given, or one opened here: `pg` is loaded only then (an optional peer). */
+function poolOf(options: LedgerOptions, who: string): { opening: Promise<LedgerPool>; owned: boolean } {
   if (options.pool) {
-    if (typeof options.pool.query !== 'function') {
+    if (typeof options.pool.query !== 'function' || typeof options.pool.connect !== 'function') {
       throw new WebhookConfigError(`${who}: pool must be a pg Pool, got ${kindOf(options.pool)}.`);
     }
-    return { pool: options.pool, owned: false };
+    return { opening: Promise.resolve(options.pool), owned: false };
   }
   if (typeof options.connectionString !== 'string' || options.connectionString === '') {
     throw new WebhookConfigError(
       `${who} needs its ledger's PostgreSQL: \`pool\` (a pg Pool) or \`connectionString\`. The broker carries the jobs; the ledger remembers which events ran, for the dedupe and the dead letters.`,
     );
   }
-  const pool = new pg.Pool({ connectionString: options.connectionString, max: 10 });
-  // A lost idle connection: the pool opens another; the call that meets the outage reports it.
-  pool.on('error', () => {});
-  return { pool, owned: true };
+  const connectionString = options.connectionString;
+  const opening = import('pg').then(({ default: pg }) => {
+    const pool: Pool = new pg.Pool({ connectionString, max: 10 });
+    // A lost idle connection: the pool opens another; the call that meets the outage reports it.
+    pool.on('error', () => {});
+    return pool as unknown as LedgerPool;
+  });
+  opening.catch(() => {}); // told by the first call
+  return { opening, owned: true };
 }
 
 /** Creates the table once per process; concurrent creators across processes are serialised by a lock. */
-async function createTable(pool: pg.Pool, sql: LedgerStatements, table: string): Promise<void> {
+async function createTable(pool: LedgerPool, sql: LedgerStatements, table: string): Promise<void> {
   const client = await pool.connect();
   try {
     await client.query('BEGIN');

@@ -1,14 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import {
-  AckPolicy,
-  type JetStreamClient,
-  type JetStreamManager,
-  jetstream,
-  jetstreamManager,
-  RetentionPolicy,
-  StorageType,
-} from '@nats-io/jetstream';
-import { connect, type NatsConnection, nanos } from '@nats-io/transport-node';
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
 import { WebhookConfigError } from '../../base/errors.js';
 import type { DurableJob } from '../port.js';
 
@@ -80,11 +72,14 @@ export class NatsBroker {
 
   connection(): Promise<NatsConnection> {
     if (this.#options.connection) return Promise.resolve(this.#options.connection);
-    this.#connection ??= connect({
-      servers: this.#options.servers as string | string[],
-      maxReconnectAttempts: -1,
-      reconnectTimeWait: 250,
-    });
+    // The NATS clients are loaded only now: an app that never opens a NATS queue needs none of them.
+    this.#connection ??= import('@nats-io/transport-node').then(({ connect }) =>
+      connect({
+        servers: this.#options.servers as string | string[],
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: 250,
+      }),
+    );
     this.#connection.catch(() => {
       this.#connection = undefined;
     });
@@ -95,6 +90,7 @@ export class NatsBroker {
   jetstream(): Promise<{ js: JetStreamClient; jsm: JetStreamManager }> {
     this.#declared ??= (async () => {
       const nc = await this.connection();
+      const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
       const jsm = await jetstreamManager(nc);
       if (this.#settings) await this.#declare(jsm, this.#settings);
       return { js: jetstream(nc), jsm };
@@ -106,6 +102,8 @@ export class NatsBroker {
   }
 
   async #declare(jsm: JetStreamManager, settings: NatsStreamSettings): Promise<void> {
+    const { AckPolicy, RetentionPolicy, StorageType } = await import('@nats-io/jetstream');
+    const { nanos } = await import('@nats-io/transport-node');
     const stream = {
       subjects: [this.subject],
       storage: StorageType.File,

@@ -4,7 +4,7 @@ import { ledgerDeadLetters } from '../ledger/dead-letters.js';
 import { type LedgerOptions, openLedger } from '../ledger/ledger.js';
 import { NatsBroker, type NatsConnectionOptions } from './broker.js';
 import { natsEngine } from './engine.js';
-import { DEFAULT_STREAM_NAME, type NatsDurableQueue } from './queue.js';
+import { DEFAULT_STREAM_NAME, type NatsDurableQueue, natsInternals } from './queue.js';
 
 /** Where the dead letters are: the queue itself, or where to find it. */
 export interface NatsDeadLettersOptions extends NatsConnectionOptions {
@@ -29,7 +29,7 @@ export interface NatsDeadLettersOptions extends NatsConnectionOptions {
 export function natsDeadLetters(options: NatsDeadLettersOptions): DeadLetters {
   const deadlineMs = options?.deadlineMs ?? DEFAULT_DEADLINE_MS;
   if (options?.queue) {
-    const { ledger, broker } = options.queue;
+    const { ledger, broker } = natsInternals(options.queue, 'natsDeadLetters');
     const engine = ledgerDeadLetters(
       ledger,
       natsEngine,

@@ -1,4 +1,5 @@
 import { withDeadline } from '../../base/deadline.js';
+import { WebhookConfigError } from '../../base/errors.js';
 import { option, rules } from '../../base/options.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
@@ -27,10 +28,6 @@ export interface NatsDurableQueue extends DurableQueue {
   readonly engine: 'nats';
   /** The stream's name (its subject is `<name>.jobs`, its consumer `<name>-workers`). */
   readonly name: string;
-  readonly broker: NatsBroker;
-  readonly ledger: Ledger;
-  readonly schedule: Required<RetryOptions>;
-  readonly retentionMs: number;
   /** Creates the ledger's table, the stream and its consumer; rejects once `deadlineMs` (default 10 s) passed. */
   ready(deadlineMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -74,13 +71,9 @@ export function natsQueue(options: NatsQueueOptions): NatsDurableQueue {
     return 'enqueued';
   }
 
-  return {
+  const queue: NatsDurableQueue = {
     engine: 'nats',
     name,
-    broker,
-    ledger,
-    schedule,
-    retentionMs,
     ready: (deadlineMs = 10_000) =>
       withDeadline(
         Promise.all([ledger.ready(), broker.jetstream()]).then(() => undefined),
@@ -96,4 +89,27 @@ export function natsQueue(options: NatsQueueOptions): NatsDurableQueue {
       await ledger.close();
     },
   };
+  internals.set(queue, { broker, ledger, schedule, retentionMs });
+  return queue;
+}
+
+/** What the workers and dead letters use of a queue, kept off its public face. */
+export interface NatsInternals {
+  broker: NatsBroker;
+  ledger: Ledger;
+  schedule: Required<RetryOptions>;
+  retentionMs: number;
+}
+
+const internals = new WeakMap<object, NatsInternals>();
+
+/** The internals of a queue natsQueue(…) made; a configuration error for anything else. */
+export function natsInternals(queue: unknown, who: string): NatsInternals {
+  const found = typeof queue === 'object' && queue !== null ? internals.get(queue) : undefined;
+  if (!found) {
+    throw new WebhookConfigError(
+      `${who} needs \`queue\`: the queue natsQueue(…) made, which the receiver uses.`,
+    );
+  }
+  return found;
 }

@@ -6,7 +6,7 @@ import { buryStalled, type DeliveryRun, jobOfMessage, LOOK_AGAIN_MS, runDelivery
 import type { DurableWorker, DurableWorkerOptions } from '../port.js';
 import { ACK_WAIT_MS, MAX_DELIVER } from './broker.js';
 import { natsEngine } from './engine.js';
-import type { NatsDurableQueue } from './queue.js';
+import { type NatsDurableQueue, natsInternals } from './queue.js';
 
 export type NatsWorkerOptions = DurableWorkerOptions<NatsDurableQueue>;
 
@@ -23,18 +23,20 @@ const PULL_EXPIRES_MS = 1000;
  */
 export async function createNatsWorker(options: NatsWorkerOptions): Promise<DurableWorker> {
   const { receiver, queue } = options;
+  const internal = natsInternals(queue, 'createNatsWorker');
+  const { broker, ledger } = internal;
   const concurrency = option('concurrency', options.concurrency, 16, rules.whole({ min: 1 }));
   const runner = workerRunner(options, natsEngine, queue.name);
   const run: DeliveryRun = {
-    ledger: queue.ledger,
+    ledger,
     runner,
     engine: natsEngine,
-    schedule: queue.schedule,
-    retentionMs: queue.retentionMs,
+    schedule: internal.schedule,
+    retentionMs: internal.retentionMs,
   };
-  await queue.ledger.ready();
-  const { js } = await queue.broker.jetstream();
-  const consumer = await js.consumers.get(queue.broker.stream, queue.broker.consumer);
+  await ledger.ready();
+  const { js } = await broker.jetstream();
+  const consumer = await js.consumers.get(broker.stream, broker.consumer);
   const tell = (cause: unknown) => {
     const error = new WebhookHandlerError(
       'queue_unavailable',

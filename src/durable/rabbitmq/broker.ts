@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import amqp, { type ChannelModel, type ConfirmChannel, type Options } from 'amqplib';
+import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
 import { WebhookConfigError } from '../../base/errors.js';
 import type { DurableJob } from '../port.js';
 
@@ -58,6 +58,8 @@ export class Broker {
   connection(): Promise<ChannelModel> {
     if (this.#options.connection) return Promise.resolve(this.#options.connection);
     this.#connection ??= (async () => {
+      // amqplib is loaded only now: an app that never opens a RabbitMQ queue needs no amqplib.
+      const { default: amqp } = await import('amqplib');
       const connection = await amqp.connect(this.#options.url as string);
       connection.on('error', () => {}); // told by the call that meets it; a fresh connection is opened then
       connection.on('close', () => {

@@ -4,7 +4,7 @@ import { ledgerDeadLetters } from '../ledger/dead-letters.js';
 import { type LedgerOptions, openLedger } from '../ledger/ledger.js';
 import { Broker, type RabbitmqConnectionOptions } from './broker.js';
 import { rabbitmqEngine } from './engine.js';
-import { DEFAULT_QUEUE_NAME, type RabbitmqDurableQueue } from './queue.js';
+import { DEFAULT_QUEUE_NAME, type RabbitmqDurableQueue, rabbitmqInternals } from './queue.js';
 
 /** Where the dead letters are: the queue itself, or where to find it. */
 export interface RabbitmqDeadLettersOptions extends RabbitmqConnectionOptions {
@@ -28,7 +28,8 @@ export interface RabbitmqDeadLettersOptions extends RabbitmqConnectionOptions {
  */
 export function rabbitmqDeadLetters(options: RabbitmqDeadLettersOptions): DeadLetters {
   if (options?.queue) {
-    const { ledger, broker, name } = options.queue;
+    const { name } = options.queue;
+    const { ledger, broker } = rabbitmqInternals(options.queue, 'rabbitmqDeadLetters');
     const engine = ledgerDeadLetters(
       ledger,
       rabbitmqEngine,

@@ -1,4 +1,5 @@
 import { withDeadline } from '../../base/deadline.js';
+import { WebhookConfigError } from '../../base/errors.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
@@ -21,10 +22,6 @@ export interface RabbitmqDurableQueue extends DurableQueue {
   readonly engine: 'rabbitmq';
   /** The job queue's name (its dead-letter queue is `<name>.dead`, its wait queues `<name>.wait.<ms>`). */
   readonly name: string;
-  readonly broker: Broker;
-  readonly ledger: Ledger;
-  readonly schedule: Required<RetryOptions>;
-  readonly retentionMs: number;
   /** Creates the ledger's table and declares the queues; rejects once `deadlineMs` (default 10 s) passed. */
   ready(deadlineMs?: number): Promise<void>;
   close(): Promise<void>;
@@ -61,13 +58,9 @@ export function rabbitmqQueue(options: RabbitmqQueueOptions): RabbitmqDurableQue
     return 'enqueued';
   }
 
-  return {
+  const queue: RabbitmqDurableQueue = {
     engine: 'rabbitmq',
     name,
-    broker,
-    ledger,
-    schedule,
-    retentionMs,
     ready: (deadlineMs = 10_000) =>
       withDeadline(
         Promise.all([ledger.ready(), broker.publisher()]).then(() => undefined),
@@ -82,4 +75,27 @@ export function rabbitmqQueue(options: RabbitmqQueueOptions): RabbitmqDurableQue
       await ledger.close();
     },
   };
+  internals.set(queue, { broker, ledger, schedule, retentionMs });
+  return queue;
+}
+
+/** What the workers and dead letters use of a queue, kept off its public face. */
+export interface RabbitmqInternals {
+  broker: Broker;
+  ledger: Ledger;
+  schedule: Required<RetryOptions>;
+  retentionMs: number;
+}
+
+const internals = new WeakMap<object, RabbitmqInternals>();
+
+/** The internals of a queue rabbitmqQueue(…) made; a configuration error for anything else. */
+export function rabbitmqInternals(queue: unknown, who: string): RabbitmqInternals {
+  const found = typeof queue === 'object' && queue !== null ? internals.get(queue) : undefined;
+  if (!found) {
+    throw new WebhookConfigError(
+      `${who} needs \`queue\`: the queue rabbitmqQueue(…) made, which the receiver uses.`,
+    );
+  }
+  return found;
 }

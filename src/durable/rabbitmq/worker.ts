@@ -5,7 +5,7 @@ import { closeWorker, workerRunner } from '../job-run.js';
 import { buryStalled, type DeliveryRun, jobOfMessage, LOOK_AGAIN_MS, runDelivery } from '../ledger/run.js';
 import type { DurableWorker, DurableWorkerOptions } from '../port.js';
 import { rabbitmqEngine } from './engine.js';
-import type { RabbitmqDurableQueue } from './queue.js';
+import { type RabbitmqDurableQueue, type RabbitmqInternals, rabbitmqInternals } from './queue.js';
 
 export type RabbitmqWorkerOptions = DurableWorkerOptions<RabbitmqDurableQueue>;
 
@@ -20,17 +20,19 @@ export type RabbitmqWorkerOptions = DurableWorkerOptions<RabbitmqDurableQueue>;
  */
 export async function createRabbitmqWorker(options: RabbitmqWorkerOptions): Promise<DurableWorker> {
   const { receiver, queue } = options;
+  const internal = rabbitmqInternals(queue, 'createRabbitmqWorker');
+  const { broker, ledger } = internal;
   const concurrency = option('concurrency', options.concurrency, 16, rules.whole({ min: 1 }));
   const runner = workerRunner(options, rabbitmqEngine, queue.name);
   const run: DeliveryRun = {
-    ledger: queue.ledger,
+    ledger,
     runner,
     engine: rabbitmqEngine,
-    schedule: queue.schedule,
-    retentionMs: queue.retentionMs,
+    schedule: internal.schedule,
+    retentionMs: internal.retentionMs,
   };
-  await queue.ledger.ready();
-  const channel = await queue.broker.channel();
+  await ledger.ready();
+  const channel = await broker.channel();
   await channel.prefetch(concurrency);
   const inFlight = new Set<Promise<void>>();
   const track = (work: Promise<void>) => {
@@ -48,7 +50,7 @@ export async function createRabbitmqWorker(options: RabbitmqWorkerOptions): Prom
 
   const onJob = (message: ConsumeMessage | null) => {
     if (!message) return; // the queue was deleted: nothing more comes
-    track(settle(channel, message, run, queue, tell));
+    track(settle(channel, message, run, internal, tell));
   };
   const onDead = (message: ConsumeMessage | null) => {
     if (!message) return;
@@ -67,7 +69,7 @@ export async function createRabbitmqWorker(options: RabbitmqWorkerOptions): Prom
   };
   const consumers = [
     (await channel.consume(queue.name, onJob)).consumerTag,
-    (await channel.consume(queue.broker.names.dead, onDead)).consumerTag,
+    (await channel.consume(broker.names.dead, onDead)).consumerTag,
   ];
 
   async function stop(): Promise<void> {
@@ -86,7 +88,7 @@ async function settle(
   channel: ConfirmChannel,
   message: ConsumeMessage,
   run: DeliveryRun,
-  queue: RabbitmqDurableQueue,
+  queue: RabbitmqInternals,
   tell: (cause: unknown) => void,
 ): Promise<void> {
   const job = jobOfMessage(message.content);

@@ -27,6 +27,8 @@ const entries = [
   '/postgres',
   '/prometheus',
   '/opentelemetry',
+  '/rabbitmq',
+  '/nats',
 ];
 const typedPeers: Record<string, string> = {
   '/express': 'express',
@@ -35,6 +37,8 @@ const typedPeers: Record<string, string> = {
   '/postgres': 'pg',
   '/prometheus': 'prom-client',
   '/opentelemetry': '@opentelemetry/api',
+  '/rabbitmq': 'amqplib',
+  '/nats': '@nats-io/transport-node',
 };
 
 let consumer: Consumer;

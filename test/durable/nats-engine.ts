@@ -7,7 +7,7 @@ import {
   natsDeadLetters,
   natsQueue,
 } from '../../src/durable/nats/index.js';
-import { natsInternals } from '../../src/durable/nats/queue.js';
+import { natsInternals } from '../../src/durable/nats/internals.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
 import type { DeadLetterHarness } from './dead-letters-conformance.js';
 import type { Engine } from './queue-conformance.js';

@@ -2,9 +2,11 @@ import { WebhookConfigError } from '../../base/errors.js';
 import { DEFAULT_DEADLINE_MS, type DeadLetters, deadLetters } from '../dead-letters.js';
 import { ledgerDeadLetters } from '../ledger/dead-letters.js';
 import { type LedgerOptions, openLedger } from '../ledger/ledger.js';
-import { NatsBroker, type NatsConnectionOptions } from './broker.js';
+import { NatsBroker } from './broker.js';
+import type { NatsConnectionOptions } from './connection.js';
 import { natsEngine } from './engine.js';
-import { DEFAULT_STREAM_NAME, type NatsDurableQueue, natsInternals } from './queue.js';
+import { natsInternals } from './internals.js';
+import { DEFAULT_STREAM_NAME, type NatsDurableQueue } from './queue.js';
 
 /** Where the dead letters are: the queue itself, or where to find it. */
 export interface NatsDeadLettersOptions extends NatsConnectionOptions {

@@ -1,12 +1,13 @@
 import { withDeadline } from '../../base/deadline.js';
-import { WebhookConfigError } from '../../base/errors.js';
 import { option, rules } from '../../base/options.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
-import { type Ledger, type LedgerOptions, openLedger } from '../ledger/ledger.js';
-import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult, RetryOptions } from '../port.js';
-import { NatsBroker, type NatsConnectionOptions } from './broker.js';
+import { type LedgerOptions, openLedger } from '../ledger/ledger.js';
+import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult } from '../port.js';
+import { NatsBroker } from './broker.js';
+import type { NatsConnectionOptions } from './connection.js';
+import { internals } from './internals.js';
 
 export interface NatsQueueOptions extends DurableQueueOptions, NatsConnectionOptions {
   /**
@@ -91,25 +92,4 @@ export function natsQueue(options: NatsQueueOptions): NatsDurableQueue {
   };
   internals.set(queue, { broker, ledger, schedule, retentionMs });
   return queue;
-}
-
-/** What the workers and dead letters use of a queue, kept off its public face. */
-export interface NatsInternals {
-  broker: NatsBroker;
-  ledger: Ledger;
-  schedule: Required<RetryOptions>;
-  retentionMs: number;
-}
-
-const internals = new WeakMap<object, NatsInternals>();
-
-/** The internals of a queue natsQueue(…) made; a configuration error for anything else. */
-export function natsInternals(queue: unknown, who: string): NatsInternals {
-  const found = typeof queue === 'object' && queue !== null ? internals.get(queue) : undefined;
-  if (!found) {
-    throw new WebhookConfigError(
-      `${who} needs \`queue\`: the queue natsQueue(…) made, which the receiver uses.`,
-    );
-  }
-  return found;
 }

@@ -6,7 +6,8 @@ import { buryStalled, type DeliveryRun, jobOfMessage, LOOK_AGAIN_MS, runDelivery
 import type { DurableWorker, DurableWorkerOptions } from '../port.js';
 import { ACK_WAIT_MS, MAX_DELIVER } from './broker.js';
 import { natsEngine } from './engine.js';
-import { type NatsDurableQueue, natsInternals } from './queue.js';
+import { natsInternals } from './internals.js';
+import type { NatsDurableQueue } from './queue.js';
 
 export type NatsWorkerOptions = DurableWorkerOptions<NatsDurableQueue>;
 

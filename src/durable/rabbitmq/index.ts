@@ -1,4 +1,3 @@
-export type { LedgerOptions } from '../ledger/ledger.js';
 export type { RabbitmqConnectionOptions } from './broker.js';
 export { type RabbitmqDeadLettersOptions, rabbitmqDeadLetters } from './dead-letters.js';
 export { type RabbitmqDurableQueue, type RabbitmqQueueOptions, rabbitmqQueue } from './queue.js';

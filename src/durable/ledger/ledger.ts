@@ -146,6 +146,25 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
     async sweep() {
       await query(sql.sweep, [queue]);
     },
+    ...deadLetterRows(query, sql, queue),
+    async close() {
+      if (owned) await (await opening.catch(() => undefined))?.end();
+    },
+  };
+}
+
+type Query = (
+  text: string,
+  values: unknown[],
+) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+
+/** The ledger's reads and changes of dead letters. */
+function deadLetterRows(
+  query: Query,
+  sql: LedgerStatements,
+  queue: string,
+): Pick<Ledger, 'listDead' | 'countDead' | 'findDead' | 'statesOf' | 'reopen' | 'restore' | 'purge'> {
+  return {
     async listDead(limit, offset, oldestFirst) {
       return (await query(sql.listDead(oldestFirst), [queue, limit, offset])).rows.map(deadRow);
     },
@@ -168,9 +187,6 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
     },
     async purge(key) {
       return ((await query(sql.purge, [queue, stored(key)])).rowCount ?? 0) > 0;
-    },
-    async close() {
-      if (owned) await (await opening.catch(() => undefined))?.end();
     },
   };
 }

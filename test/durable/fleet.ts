@@ -45,7 +45,7 @@ export interface FleetResult {
  * fail every attempt. One worker is SIGKILLed with a job in its handler, one receiver mid-request.
  */
 export interface FleetEngine {
-  name: 'bullmq' | 'pg-boss';
+  name: 'bullmq' | 'pg-boss' | 'rabbitmq' | 'nats';
   /** The engine's settings for the processes: names unique to the run. */
   config(run: string): Record<string, unknown>;
   probe(run: string): EngineProbe;

@@ -1,0 +1,84 @@
+import { jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import amqp from 'amqplib';
+import pg from 'pg';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { buildPackage } from '../support/harness/build.js';
+import { DATABASE_URL } from '../support/harness/cluster.js';
+import { type FleetEngine, runFleet } from './fleet.js';
+import { NATS_URL } from './nats-engine.js';
+import { RABBITMQ_URL } from './rabbitmq-engine.js';
+
+beforeAll(async () => {
+  // Outside the test's time limit: the first build on a busy machine takes a while.
+  await buildPackage();
+});
+
+/** The broker engines' fleet: the ledger's rows are the jobs, its dead rows the dead letters. */
+function brokerFleet(name: 'rabbitmq' | 'nats', removeQueue: (queue: string) => Promise<void>): FleetEngine {
+  const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
+  const table = (run: string) => `mw_fleet_${run}`;
+  const queue = (run: string) => `mw-fleet-${run}`;
+  return {
+    name,
+    backoffMs: 500,
+    config: (run) => ({
+      name: queue(run),
+      table: table(run),
+      databaseUrl: DATABASE_URL,
+      brokerUrl: name === 'rabbitmq' ? RABBITMQ_URL : NATS_URL,
+    }),
+    probe(run) {
+      const rows = async (where: string) =>
+        (await pool.query(`SELECT job FROM "${table(run)}" WHERE queue = $1 AND ${where}`, [queue(run)]))
+          .rows;
+      return {
+        unsettled: async () => (await rows(`state IN ('queued', 'retrying', 'running')`)).length,
+        jobs: async () => (await rows('true')).length,
+        deadLettered: async () =>
+          (await rows(`state = 'dead'`)).map(
+            (row) => (JSON.parse(row.job) as { event: { id: string } }).event.id,
+          ),
+      };
+    },
+    async cleanup(run) {
+      await removeQueue(queue(run)).catch(() => {});
+      await pool.query(`DROP TABLE IF EXISTS "${table(run)}"`);
+      await pool.end();
+    },
+  };
+}
+
+describe.skipIf(process.env.CI_REPEAT_RUN === '1')('broker fleets', () => {
+  it('RabbitMQ fleet: 2 receivers, 3 workers, one of each SIGKILLed: no event lost, dead-letter exact', async () => {
+    const result = await runFleet(
+      brokerFleet('rabbitmq', async (name) => {
+        const connection = await amqp.connect(RABBITMQ_URL);
+        const channel = await connection.createChannel();
+        channel.on('error', () => {});
+        for (const one of [
+          name,
+          `${name}.dead`,
+          ...[128, 256, 512, 1024, 2048, 4096].map((ms) => `${name}.wait.${ms}`),
+        ]) {
+          await channel.deleteQueue(one).catch(() => {});
+        }
+        await connection.close();
+      }),
+    );
+    console.log(`RabbitMQ fleet: ${JSON.stringify(result)}`);
+    expect(result.tally.network).toBeGreaterThan(0);
+  }, 300_000);
+
+  it('NATS fleet: 2 receivers, 3 workers, one of each SIGKILLed: no event lost, dead-letter exact', async () => {
+    const result = await runFleet(
+      brokerFleet('nats', async (name) => {
+        const nc = await connect({ servers: NATS_URL });
+        await (await jetstreamManager(nc)).streams.delete(name);
+        await nc.close();
+      }),
+    );
+    console.log(`NATS fleet: ${JSON.stringify(result)}`);
+    expect(result.tally.network).toBeGreaterThan(0);
+  }, 300_000);
+});

@@ -1,10 +1,9 @@
-import { jetstreamManager } from '@nats-io/jetstream';
-import { connect } from '@nats-io/transport-node';
 import amqp from 'amqplib';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildPackage } from '../support/harness/build.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
+import { ownNatsServer } from '../support/topologies/nats.js';
 import { type FleetEngine, runFleet } from './fleet.js';
 import { NATS_URL } from './nats-engine.js';
 import { RABBITMQ_URL } from './rabbitmq-engine.js';
@@ -15,7 +14,11 @@ beforeAll(async () => {
 });
 
 /** The broker engines' fleet: the ledger's rows are the jobs, its dead rows the dead letters. */
-function brokerFleet(name: 'rabbitmq' | 'nats', removeQueue: (queue: string) => Promise<void>): FleetEngine {
+function brokerFleet(
+  name: 'rabbitmq' | 'nats',
+  removeQueue: (queue: string) => Promise<void>,
+  brokerUrl = name === 'rabbitmq' ? RABBITMQ_URL : NATS_URL,
+): FleetEngine {
   const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
   const table = (run: string) => `mw_fleet_${run}`;
   const queue = (run: string) => `mw-fleet-${run}`;
@@ -26,7 +29,7 @@ function brokerFleet(name: 'rabbitmq' | 'nats', removeQueue: (queue: string) => 
       name: queue(run),
       table: table(run),
       databaseUrl: DATABASE_URL,
-      brokerUrl: name === 'rabbitmq' ? RABBITMQ_URL : NATS_URL,
+      brokerUrl,
     }),
     probe(run) {
       const rows = async (where: string) =>
@@ -70,15 +73,19 @@ describe.skipIf(process.env.CI_REPEAT_RUN === '1')('broker fleets', () => {
     expect(result.tally.network).toBeGreaterThan(0);
   }, 300_000);
 
-  it('NATS fleet: 2 receivers, 3 workers, one of each SIGKILLed: no event lost, dead-letter exact', async () => {
-    const result = await runFleet(
-      brokerFleet('nats', async (name) => {
-        const nc = await connect({ servers: NATS_URL });
-        await (await jetstreamManager(nc)).streams.delete(name);
-        await nc.close();
-      }),
-    );
-    console.log(`NATS fleet: ${JSON.stringify(result)}`);
-    expect(result.tally.network).toBeGreaterThan(0);
+  it('NATS fleet: 2 receivers, 3 workers, one of each SIGKILLed, NATS restarted: no event lost, dead-letter exact', async () => {
+    const server = await ownNatsServer();
+    try {
+      const fleet = brokerFleet('nats', async () => {}, server.url);
+      fleet.restartBroker = async () => {
+        await server.stop();
+        await server.start();
+      };
+      const result = await runFleet(fleet);
+      console.log(`NATS fleet: ${JSON.stringify(result)}`);
+      expect(result.tally.network).toBeGreaterThan(0);
+    } finally {
+      await server.remove();
+    }
   }, 300_000);
 });

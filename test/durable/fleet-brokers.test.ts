@@ -1,9 +1,9 @@
-import amqp from 'amqplib';
 import pg from 'pg';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildPackage } from '../support/harness/build.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
 import { ownNatsServer } from '../support/topologies/nats.js';
+import { ownRabbitmqNode } from '../support/topologies/rabbitmq.js';
 import { type FleetEngine, runFleet } from './fleet.js';
 import { NATS_URL } from './nats-engine.js';
 import { RABBITMQ_URL } from './rabbitmq-engine.js';
@@ -53,24 +53,20 @@ function brokerFleet(
 }
 
 describe.skipIf(process.env.CI_REPEAT_RUN === '1')('broker fleets', () => {
-  it('RabbitMQ fleet: 2 receivers, 3 workers, one of each SIGKILLed: no event lost, dead-letter exact', async () => {
-    const result = await runFleet(
-      brokerFleet('rabbitmq', async (name) => {
-        const connection = await amqp.connect(RABBITMQ_URL);
-        const channel = await connection.createChannel();
-        channel.on('error', () => {});
-        for (const one of [
-          name,
-          `${name}.dead`,
-          ...[128, 256, 512, 1024, 2048, 4096].map((ms) => `${name}.wait.${ms}`),
-        ]) {
-          await channel.deleteQueue(one).catch(() => {});
-        }
-        await connection.close();
-      }),
-    );
-    console.log(`RabbitMQ fleet: ${JSON.stringify(result)}`);
-    expect(result.tally.network).toBeGreaterThan(0);
+  it('RabbitMQ fleet: 2 receivers, 3 workers, one of each SIGKILLed, RabbitMQ restarted: no event lost, dead-letter exact', async () => {
+    const node = await ownRabbitmqNode();
+    try {
+      const fleet = brokerFleet('rabbitmq', async () => {}, node.url);
+      fleet.restartBroker = async () => {
+        await node.stop();
+        await node.start();
+      };
+      const result = await runFleet(fleet);
+      console.log(`RabbitMQ fleet: ${JSON.stringify(result)}`);
+      expect(result.tally.network).toBeGreaterThan(0);
+    } finally {
+      await node.remove();
+    }
   }, 300_000);
 
   it('NATS fleet: 2 receivers, 3 workers, one of each SIGKILLed, NATS restarted: no event lost, dead-letter exact', async () => {

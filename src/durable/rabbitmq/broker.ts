@@ -11,8 +11,11 @@ export const DELIVERY_LIMIT = 10;
 
 /** Where RabbitMQ is: a URL, or a connection of yours (amqplib's connect()). */
 export interface RabbitmqConnectionOptions {
-  /** `amqp://user:password@host:5672/vhost`; the queue opens its own connection and closes it on close(). */
-  url?: string;
+  /**
+   * `amqp://user:password@host:5672/vhost`, or the nodes of a cluster (each connection goes to the next one
+   * that answers); the queue opens its own connection and closes it on close().
+   */
+  url?: string | string[];
   /** An amqplib connection you opened (never closed by the queue). */
   connection?: ChannelModel;
 }
@@ -39,9 +42,11 @@ export class Broker {
   #publisher: Promise<ConfirmChannel> | undefined;
   readonly #waits = new Map<number, Promise<unknown>>();
   #closed = false;
+  #next = 0;
 
   constructor(options: RabbitmqConnectionOptions, name: string, who: string) {
-    if (!options?.connection && (typeof options?.url !== 'string' || options.url === '')) {
+    const urls = typeof options?.url === 'string' ? [options.url] : options?.url;
+    if (!options?.connection && (!Array.isArray(urls) || urls.length === 0 || !urls.every((url) => url))) {
       throw new WebhookConfigError(
         `${who} needs \`url\` (where RabbitMQ is: amqp://user:password@host:5672) or an amqplib \`connection\`.`,
       );
@@ -60,7 +65,7 @@ export class Broker {
     this.#connection ??= (async () => {
       // amqplib is loaded only now: an app that never opens a RabbitMQ queue needs no amqplib.
       const { default: amqp } = await import('amqplib');
-      const connection = await amqp.connect(this.#options.url as string);
+      const connection = await this.#connectToANode((url) => amqp.connect(url));
       connection.on('error', () => {}); // told by the call that meets it; a fresh connection is opened then
       connection.on('close', () => {
         this.#connection = undefined;
@@ -71,6 +76,21 @@ export class Broker {
       this.#connection = undefined;
     });
     return this.#connection;
+  }
+
+  /** The next node of the list that answers, starting after the one connected to last. */
+  async #connectToANode(open: (url: string) => Promise<ChannelModel>): Promise<ChannelModel> {
+    const urls = typeof this.#options.url === 'string' ? [this.#options.url] : (this.#options.url ?? []);
+    let failure: unknown;
+    for (let tried = 0; tried < urls.length; tried++) {
+      const url = urls[this.#next++ % urls.length] as string;
+      try {
+        return await open(url);
+      } catch (error) {
+        failure = error;
+      }
+    }
+    throw failure;
   }
 
   /** A confirm channel of its own with the job queues declared: a worker's. */

@@ -32,8 +32,6 @@ export async function createRabbitmqWorker(options: RabbitmqWorkerOptions): Prom
     retentionMs: internal.retentionMs,
   };
   await ledger.ready();
-  const channel = await broker.channel();
-  await channel.prefetch(concurrency);
   const inFlight = new Set<Promise<void>>();
   const track = (work: Promise<void>) => {
     inFlight.add(work);
@@ -47,40 +45,72 @@ export async function createRabbitmqWorker(options: RabbitmqWorkerOptions): Prom
     );
     void receiver.reportError(error, { requestId: 'worker', reason: error.code });
   };
+  let closing = false;
+  let current: { channel: ConfirmChannel; consumers: string[] } | undefined;
 
-  const onJob = (message: ConsumeMessage | null) => {
-    if (!message) return; // the queue was deleted: nothing more comes
-    track(settle(channel, message, run, internal, tell));
+  /** A channel with both consumers on it; opened again (on the next node that answers) when it closes. */
+  async function subscribe(): Promise<void> {
+    const channel = await broker.channel();
+    await channel.prefetch(concurrency);
+    channel.on('close', () => {
+      if (current?.channel === channel) current = undefined;
+      if (!closing) resubscribe();
+    });
+    // RabbitMQ cancelled a consumer (its queue deleted or moved): the channel goes, and a new one subscribes.
+    const cancelled = () => void channel.close().catch(() => {});
+    const consumers = [
+      (
+        await channel.consume(queue.name, (message) =>
+          message ? track(settle(channel, message, run, internal, tell)) : cancelled(),
+        )
+      ).consumerTag,
+      (
+        await channel.consume(broker.names.dead, (message) =>
+          message ? track(buryDead(channel, message, run, tell)) : cancelled(),
+        )
+      ).consumerTag,
+    ];
+    current = { channel, consumers };
+  }
+  const resubscribe = () => {
+    setTimeout(() => {
+      if (closing) return;
+      subscribe().catch((error) => {
+        tell(error);
+        resubscribe();
+      });
+    }, LOOK_AGAIN_MS);
   };
-  const onDead = (message: ConsumeMessage | null) => {
-    if (!message) return;
-    track(
-      (async () => {
-        const job = jobOfMessage(message.content);
-        try {
-          if (job) await buryStalled(run, job, Number(message.properties.headers?.['x-delivery-count'] ?? 0));
-          channel.ack(message);
-        } catch (error) {
-          tell(error);
-          setTimeout(() => nackQuietly(channel, message), LOOK_AGAIN_MS);
-        }
-      })(),
-    );
-  };
-  const consumers = [
-    (await channel.consume(queue.name, onJob)).consumerTag,
-    (await channel.consume(broker.names.dead, onDead)).consumerTag,
-  ];
+  await subscribe();
 
   async function stop(): Promise<void> {
-    for (const tag of consumers) await channel.cancel(tag).catch(() => {});
+    closing = true;
+    const subscribed = current;
+    for (const tag of subscribed?.consumers ?? []) await subscribed?.channel.cancel(tag).catch(() => {});
     while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
-    await channel.close().catch(() => {});
+    await subscribed?.channel.close().catch(() => {});
   }
   return {
     close: (closeOptions) => closeWorker(stop, runner, closeOptions?.timeoutMs),
     counters: runner.counters,
   };
+}
+
+/** A job RabbitMQ dead-lettered after too many deliveries: a dead letter in the ledger (job_stalled). */
+async function buryDead(
+  channel: ConfirmChannel,
+  message: ConsumeMessage,
+  run: DeliveryRun,
+  tell: (cause: unknown) => void,
+): Promise<void> {
+  const job = jobOfMessage(message.content);
+  try {
+    if (job) await buryStalled(run, job, Number(message.properties.headers?.['x-delivery-count'] ?? 0));
+    channel.ack(message);
+  } catch (error) {
+    tell(error);
+    setTimeout(() => nackQuietly(channel, message), LOOK_AGAIN_MS);
+  }
 }
 
 /** One message: run it under the ledger, then ack it (after publishing its delayed copy, when it comes back). */

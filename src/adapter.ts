@@ -64,6 +64,8 @@ export {
   type SkippedDeadLetter,
   type SkipReason,
 } from './durable/dead-letters.js';
+/** The ledger the RabbitMQ and NATS queues keep in PostgreSQL. */
+export type { LedgerOptions, LedgerPool } from './durable/ledger/ledger.js';
 export type {
   DispatchingReceiver,
   DurableJob,

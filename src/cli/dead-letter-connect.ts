@@ -11,20 +11,27 @@ export const engineOptions = {
   prefix: { type: 'string' },
   'database-url': { type: 'string' },
   schema: { type: 'string' },
+  'amqp-url': { type: 'string' },
+  'nats-url': { type: 'string' },
+  table: { type: 'string' },
   queue: { type: 'string' },
   deadline: { type: 'string' },
 } as const;
 
 export const ENGINE_HELP = `Where the dead letters are (what your workers use):
-  --engine NAME       bullmq or pg-boss (or set ENGINE); default: the engine of the URL given, else bullmq
+  --engine NAME       bullmq, pg-boss, rabbitmq or nats (or set ENGINE); default: the engine of the URL
+                      given, else bullmq
   --redis-url URL     BullMQ's Redis (or set REDIS_URL; default redis://127.0.0.1:6379)
   --redis-sentinels H:P,H:P  BullMQ's Redis behind Sentinel: the sentinels' addresses, with --sentinel-name
   --sentinel-name N   the primary's name the sentinels monitor
   --prefix P          BullMQ's key prefix (default bull)
   --database-url URL  pg-boss's PostgreSQL (or set DATABASE_URL)
   --schema S          pg-boss's schema (default pgboss)
+  --amqp-url URL      RabbitMQ (or set RABBITMQ_URL); its ledger: --database-url (and --table)
+  --nats-url URL      NATS (or set NATS_URL); its ledger: --database-url (and --table)
+  --table NAME        the ledger's table of rabbitmq and nats (default messaging_webhooks_jobs)
   --queue NAME        the queue's name (or set QUEUE; default the library's: messaging-webhooks on BullMQ,
-                      messaging_webhooks on pg-boss)
+                      RabbitMQ and NATS, messaging_webhooks on pg-boss)
   --deadline MS       how long each call to the engine may take (default 10000)`;
 
 type EngineValues = { [K in keyof typeof engineOptions]?: string };
@@ -37,18 +44,23 @@ export interface OpenedDeadLetters {
   close(): Promise<void>;
 }
 
+type EngineName = 'bullmq' | 'pg-boss' | 'rabbitmq' | 'nats';
+const ENGINES: readonly string[] = ['bullmq', 'pg-boss', 'rabbitmq', 'nats'];
+
 /** The engine named by --engine, else by the URL flag given, else ENGINE, else BullMQ. */
-function engineOf(command: string, values: EngineValues): 'bullmq' | 'pg-boss' {
+function engineOf(command: string, values: EngineValues): EngineName {
   const named =
     values.engine ??
+    (values['amqp-url'] !== undefined ? 'rabbitmq' : undefined) ??
+    (values['nats-url'] !== undefined ? 'nats' : undefined) ??
     (values['database-url'] !== undefined && values['redis-url'] === undefined ? 'pg-boss' : undefined) ??
     (values['redis-url'] !== undefined || values['redis-sentinels'] !== undefined ? 'bullmq' : undefined) ??
     process.env.ENGINE ??
     'bullmq';
-  if (named !== 'bullmq' && named !== 'pg-boss') {
-    throw new UsageError(`${command}: --engine must be bullmq or pg-boss, got '${named}'.`);
+  if (!ENGINES.includes(named)) {
+    throw new UsageError(`${command}: --engine must be bullmq, pg-boss, rabbitmq or nats, got '${named}'.`);
   }
-  return named;
+  return named as EngineName;
 }
 
 /** Opens the dead letters the flags name; the engine's package is loaded only now (an optional peer). */
@@ -56,6 +68,8 @@ export async function openDeadLetters(command: string, values: EngineValues): Pr
   const engine = engineOf(command, values);
   const deadlineMs = integer(command, 'deadline', values.deadline, 10_000, 1, 600_000);
   const name = values.queue ?? process.env.QUEUE;
+  if (engine === 'rabbitmq' || engine === 'nats')
+    return brokerDeadLetters(command, engine, values, deadlineMs, name);
   if (engine === 'pg-boss') {
     const connectionString = values['database-url'] ?? process.env.DATABASE_URL;
     if (!connectionString) {
@@ -92,6 +106,35 @@ export async function openDeadLetters(command: string, values: EngineValues): Pr
       redis.close();
     },
   };
+}
+
+/** The dead letters of a RabbitMQ or NATS queue: the broker, and the ledger in PostgreSQL that keeps them. */
+async function brokerDeadLetters(
+  command: string,
+  engine: 'rabbitmq' | 'nats',
+  values: EngineValues,
+  deadlineMs: number,
+  name: string | undefined,
+): Promise<OpenedDeadLetters> {
+  const connectionString = values['database-url'] ?? process.env.DATABASE_URL;
+  if (!connectionString) {
+    throw new UsageError(
+      `${command}: ${engine} keeps its dead letters in its ledger in PostgreSQL: pass --database-url postgres://… or set DATABASE_URL.`,
+    );
+  }
+  const ledger = { connectionString, ...(values.table === undefined ? {} : { table: values.table }) };
+  const named = { deadlineMs, ledger, ...(name === undefined ? {} : { name }) };
+  let deadLetters: DeadLetters;
+  if (engine === 'rabbitmq') {
+    const url = values['amqp-url'] ?? process.env.RABBITMQ_URL ?? 'amqp://127.0.0.1:5672';
+    const { rabbitmqDeadLetters } = await load(() => import('../durable/rabbitmq/index.js'), 'amqplib');
+    deadLetters = rabbitmqDeadLetters({ url, ...named });
+  } else {
+    const servers = values['nats-url'] ?? process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+    const { natsDeadLetters } = await load(() => import('../durable/nats/index.js'), '@nats-io/jetstream');
+    deadLetters = natsDeadLetters({ servers, ...named });
+  }
+  return { deadLetters, queue: name ?? 'messaging-webhooks', close: () => deadLetters.close() };
 }
 
 async function load<T>(loader: () => Promise<T>, peer: string): Promise<T> {

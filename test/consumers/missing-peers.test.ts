@@ -32,6 +32,8 @@ const entries = [
   '/drizzle',
   '/prometheus',
   '/opentelemetry',
+  '/rabbitmq',
+  '/nats',
 ];
 const typedPeers: Record<string, string> = {
   '/express': 'express',
@@ -43,6 +45,8 @@ const typedPeers: Record<string, string> = {
   '/kysely': 'kysely',
   '/prometheus': 'prom-client',
   '/opentelemetry': '@opentelemetry/api',
+  '/rabbitmq': 'amqplib',
+  '/nats': '@nats-io/transport-node',
 };
 
 let consumer: Consumer;

@@ -17,6 +17,8 @@ const ENTRIES = [
   'src/stores/drizzle.ts',
   'src/durable/bullmq/index.ts',
   'src/durable/pg-boss/index.ts',
+  'src/durable/rabbitmq/index.ts',
+  'src/durable/nats/index.ts',
   'src/observability/opentelemetry.ts',
   'adapters/node.ts',
 ];

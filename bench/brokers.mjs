@@ -1,0 +1,158 @@
+// The RabbitMQ and NATS JetStream handoffs in process, without HTTP: `npm run build && node bench/brokers.mjs`.
+// What the receiving process spends per event to hand it to the broker (the library: verify, parse, the ledger's
+// row in PostgreSQL, the publish awaited until the broker confirmed it), against a route doing the broker's part
+// by hand (stripe-node's constructEvent, then a publish awaited until confirmed: RabbitMQ's sendToQueue on a
+// confirm channel to a quorum queue, JetStream's publish with the event id as msgID). 64 events in flight, each
+// one new; the contenders take turns (bench/rounds.mjs) and the ratios are medians of per-round ratios. Queues,
+// streams and the ledger table are unique to the run and removed at the end.
+// Env: ROUNDS (7), BATCH (1000), RABBITMQ_URL, NATS_URL, DATABASE_URL.
+import { createHmac, randomUUID } from 'node:crypto';
+import { loadavg } from 'node:os';
+import { jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { connect } from '@nats-io/transport-node';
+import amqp from 'amqplib';
+import pg from 'pg';
+import Stripe from 'stripe';
+import { natsQueue } from '../dist/src/durable/nats/index.js';
+import { rabbitmqQueue } from '../dist/src/durable/rabbitmq/index.js';
+import { createReceiver } from '../dist/src/index.js';
+import { interleavedRounds, median } from './rounds.mjs';
+
+const SECRET = 'whsec_bench_brokers_4b1e8c2d7a9f3e6b0d5c';
+const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
+const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
+const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+const ROUNDS = Number(process.env.ROUNDS ?? 7);
+const BATCH = Number(process.env.BATCH ?? 1000);
+const IN_FLIGHT = 64;
+const run = randomUUID().replaceAll('-', '').slice(0, 8);
+const table = `mw_bench_jobs_${run}`;
+
+let serial = 0;
+function delivery(now) {
+  serial++;
+  const event = {
+    id: `evt_${run}_${serial}`,
+    type: 'message.delivered',
+    created_at: '2026-11-28T10:00:00+00:00',
+    data: { message_id: `msg_${serial}`, to: '+15551234567', operator: 'op_vodafone_de' },
+  };
+  const body = Buffer.from(JSON.stringify(event));
+  const v1 = createHmac('sha256', SECRET).update(`${now}.`).update(body).digest('hex');
+  return { body, headers: { 'content-type': 'application/json', 'webhook-signature': `t=${now},v1=${v1}` } };
+}
+
+const stripe = new Stripe('sk_test_bench_not_a_real_key'); // constructEvent is local: no request is made
+const verify = ({ body, headers }) =>
+  stripe.webhooks.constructEvent(body, headers['webhook-signature'], SECRET);
+
+function library(queue) {
+  const receiver = createReceiver({ secrets: SECRET, queue });
+  return {
+    handOff: async ({ body, headers }) => {
+      const outcome = await receiver.receive({ method: 'POST', headers, rawBody: body });
+      if (outcome.status !== 202) throw new Error(`receive answered ${outcome.status} ${outcome.body}`);
+    },
+    close: async () => {
+      await receiver.close();
+      await queue.close();
+    },
+  };
+}
+
+const amqpConnection = await amqp.connect(RABBITMQ_URL);
+const confirm = await amqpConnection.createConfirmChannel();
+const handQueue = `mw-bench-${run}.hand`;
+await confirm.assertQueue(handQueue, { durable: true, arguments: { 'x-queue-type': 'quorum' } });
+const rabbitByHand = {
+  handOff: (delivered) => {
+    const event = verify(delivered);
+    return new Promise((resolve, reject) =>
+      confirm.sendToQueue(
+        handQueue,
+        Buffer.from(JSON.stringify(event)),
+        { persistent: true, messageId: event.id, contentType: 'application/json' },
+        (error) => (error ? reject(error) : resolve()),
+      ),
+    );
+  },
+};
+
+const nc = await connect({ servers: NATS_URL });
+const jsm = await jetstreamManager(nc);
+const handStream = `mw-bench-${run}-hand`;
+await jsm.streams.add({
+  name: handStream,
+  subjects: [`${handStream}.jobs`],
+  storage: 'file',
+  retention: 'workqueue',
+});
+const js = jetstream(nc);
+const natsByHand = {
+  handOff: async (delivered) => {
+    const event = verify(delivered);
+    await js.publish(`${handStream}.jobs`, JSON.stringify(event), { msgID: event.id });
+  },
+};
+
+const ledger = { connectionString: DATABASE_URL, table };
+const contenders = {
+  'receiver.receive() → RabbitMQ': library(
+    rabbitmqQueue({ url: RABBITMQ_URL, name: `mw-bench-${run}.lib`, ledger }),
+  ),
+  'constructEvent + confirmed publish by hand': rabbitByHand,
+  'receiver.receive() → NATS JetStream': library(
+    natsQueue({ servers: NATS_URL, name: `mw-bench-${run}-lib`, ledger }),
+  ),
+  'constructEvent + JetStream publish by hand': natsByHand,
+};
+
+/** CPU and wall µs per event over one batch of new deliveries, IN_FLIGHT at a time. */
+async function sample({ handOff }) {
+  const now = Math.floor(Date.now() / 1000);
+  const batch = Array.from({ length: BATCH }, () => delivery(now));
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const wall = performance.now();
+  await Promise.all(
+    Array.from({ length: IN_FLIGHT }, async () => {
+      while (next < batch.length) await handOff(batch[next++]);
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return { cpu: (used.user + used.system) / BATCH, wall: ((performance.now() - wall) * 1000) / BATCH };
+}
+
+const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS, warmups: 1 });
+const names = Object.keys(contenders);
+console.log(
+  `node ${process.version}, ${new Date().toISOString().slice(0, 10)}, load average ${loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ')}`,
+);
+console.log(`${ROUNDS} rounds × ${BATCH} new events, ${IN_FLIGHT} in flight, median µs per event\n`);
+for (const name of names) {
+  const cpu = median(samples[name].map((s) => s.cpu)).toFixed(1);
+  const wall = median(samples[name].map((s) => s.wall)).toFixed(1);
+  console.log(`  ${name.padEnd(46)} CPU ${cpu.padStart(6)} µs   wall ${wall.padStart(6)} µs`);
+}
+const ratio = (ours, hand, field) =>
+  median(samples[ours].map((s, round) => samples[hand][round][field] / s[field])).toFixed(2);
+for (const [ours, hand] of [names.slice(0, 2), names.slice(2, 4)]) {
+  console.log(
+    `\n${ours} / by hand: ${ratio(ours, hand, 'cpu')}× by CPU, ${ratio(ours, hand, 'wall')}× by wall time (target ≥ 0.9×)`,
+  );
+}
+
+for (const name of ['receiver.receive() → RabbitMQ', 'receiver.receive() → NATS JetStream'])
+  await contenders[name].close();
+const cleanup = await amqpConnection.createChannel();
+for (const queue of [handQueue, `mw-bench-${run}.lib`, `mw-bench-${run}.lib.dead`])
+  await cleanup.deleteQueue(queue);
+await amqpConnection.close();
+for (const stream of [handStream, `mw-bench-${run}-lib`]) await jsm.streams.delete(stream);
+await nc.close();
+const client = new pg.Client(DATABASE_URL);
+await client.connect();
+await client.query(`DROP TABLE IF EXISTS "${table}"`);
+await client.end();

@@ -1,0 +1,15 @@
+import type { JobEngine } from '../port.js';
+
+/**
+ * NATS JetStream carries the jobs; the ledger, a table in PostgreSQL, holds what each event is at and the
+ * dead letters: what to check when the dead letters cannot be read is PostgreSQL.
+ */
+export const natsEngine: JobEngine = {
+  name: 'nats',
+  store: 'PostgreSQL',
+  failureReason(message) {
+    if (/delivered \d+ times without an answer/.test(message)) return 'job_stalled';
+    if (/timed out|timeout/i.test(message)) return 'handler_timeout';
+    return undefined;
+  },
+};

@@ -1,0 +1,95 @@
+import { withDeadline } from '../../base/deadline.js';
+import { option, rules } from '../../base/options.js';
+import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
+import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
+import { retrySchedule } from '../job-run.js';
+import { type LedgerOptions, openLedger } from '../ledger/ledger.js';
+import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult } from '../port.js';
+import { NatsBroker } from './broker.js';
+import type { NatsConnectionOptions } from './connection.js';
+import { internals } from './internals.js';
+
+export interface NatsQueueOptions extends DurableQueueOptions, NatsConnectionOptions {
+  /**
+   * The ledger: a table in your PostgreSQL (`pool` or `connectionString`, and `table`) that remembers which
+   * events are queued, running, completed or dead. JetStream drops a publish whose Nats-Msg-Id it saw within
+   * its duplicate window only; the ledger answers every redelivery (409 while its job waits or runs, 200 once
+   * it completed or sits in the dead letters) for `retentionMs`, lets a worker run an event only under its
+   * claim there, and keeps the dead letters.
+   */
+  ledger: LedgerOptions;
+  /** Replicas of the stream: 3 on a JetStream cluster, so that a node lost loses no job. Default 1. */
+  replicas?: number;
+  /** JetStream's duplicate window for the Nats-Msg-Id (ms). Default 120000. */
+  duplicateWindowMs?: number;
+}
+
+/** A DurableQueue on NATS JetStream, with what createNatsWorker needs to consume it. */
+export interface NatsDurableQueue extends DurableQueue {
+  readonly engine: 'nats';
+  /** The stream's name (its subject is `<name>.jobs`, its consumer `<name>-workers`). */
+  readonly name: string;
+  /** Creates the ledger's table, the stream and its consumer; rejects once `deadlineMs` (default 10 s) passed. */
+  ready(deadlineMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_STREAM_NAME = 'messaging-webhooks';
+
+/**
+ * Durable acknowledgement on NATS JetStream: each event is written to the ledger, then published to a
+ * file-backed work-queue stream with its dedupe key as Nats-Msg-Id; the delivery is answered 202 only once
+ * JetStream acknowledged the publish (an error or the deadline: 503, and the ledger row is taken back).
+ *
+ *   const queue = natsQueue({ servers: 'nats://localhost:4222', ledger: { pool } });
+ *   createReceiver({ secrets, queue });   // and in the worker processes: createNatsWorker({ receiver, queue })
+ */
+export function natsQueue(options: NatsQueueOptions): NatsDurableQueue {
+  const name = options?.name ?? DEFAULT_STREAM_NAME;
+  const replicas = option('replicas', options?.replicas, 1, rules.whole({ min: 1, max: 5 }));
+  const duplicateWindowMs = option(
+    'duplicateWindowMs',
+    options?.duplicateWindowMs,
+    120_000,
+    rules.whole({ min: 1000, unit: 'milliseconds' }),
+  );
+  const broker = new NatsBroker(options, name, { replicas, duplicateWindowMs }, 'natsQueue');
+  const ledger = openLedger(options?.ledger ?? {}, name, 'natsQueue');
+  const schedule = retrySchedule(options);
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const poller = countsPoller(() => ledger.counts(), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
+
+  async function enqueue(job: DurableJob, deadlineMs: number): Promise<EnqueueResult> {
+    const admitted = await ledger.admit(job);
+    if (admitted !== 'enqueued') return admitted;
+    try {
+      await broker.publish(job, deadlineMs);
+    } catch (error) {
+      // Not held: the service's retry of this delivery hands it off again.
+      await ledger.withdraw(job.key).catch(() => {});
+      throw error;
+    }
+    return 'enqueued';
+  }
+
+  const queue: NatsDurableQueue = {
+    engine: 'nats',
+    name,
+    ready: (deadlineMs = 10_000) =>
+      withDeadline(
+        Promise.all([ledger.ready(), broker.jetstream()]).then(() => undefined),
+        deadlineMs,
+        'Opening the JetStream stream and its ledger',
+      ),
+    enqueue: (job, deadlineMs) =>
+      withDeadline(enqueue(job, deadlineMs), deadlineMs, 'Publishing the job to JetStream'),
+    counts: poller.counts,
+    async close() {
+      poller.stop();
+      await broker.close();
+      await ledger.close();
+    },
+  };
+  internals.set(queue, { broker, ledger, schedule, retentionMs });
+  return queue;
+}

@@ -1,0 +1,101 @@
+import { withDeadline } from '../../base/deadline.js';
+import { WebhookConfigError } from '../../base/errors.js';
+import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
+import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
+import { retrySchedule } from '../job-run.js';
+import { type Ledger, type LedgerOptions, openLedger } from '../ledger/ledger.js';
+import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult, RetryOptions } from '../port.js';
+import { Broker, type RabbitmqConnectionOptions } from './broker.js';
+
+export interface RabbitmqQueueOptions extends DurableQueueOptions, RabbitmqConnectionOptions {
+  /**
+   * The ledger: a table in your PostgreSQL (`pool` or `connectionString`, and `table`) that remembers which
+   * events are queued, running, completed or dead. RabbitMQ has no dedupe of its own: the ledger answers a
+   * redelivery (409 while its job waits or runs, 200 once it completed or sits in the dead letters), lets a
+   * worker run an event only under its claim, and keeps the dead letters.
+   */
+  ledger: LedgerOptions;
+}
+
+/** A DurableQueue on RabbitMQ, with what createRabbitmqWorker needs to consume it. */
+export interface RabbitmqDurableQueue extends DurableQueue {
+  readonly engine: 'rabbitmq';
+  /** The job queue's name (its dead-letter queue is `<name>.dead`, its wait queues `<name>.wait.<ms>`). */
+  readonly name: string;
+  /** Creates the ledger's table and declares the queues; rejects once `deadlineMs` (default 10 s) passed. */
+  ready(deadlineMs?: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const DEFAULT_QUEUE_NAME = 'messaging-webhooks';
+
+/**
+ * Durable acknowledgement on RabbitMQ: each event is written to the ledger, then published persistent to a
+ * quorum queue on a confirm channel; the delivery is answered 202 only once RabbitMQ confirmed it (a nack,
+ * a closed channel or the deadline: 503, and the ledger row is taken back). The dedupe key is the message id.
+ *
+ *   const queue = rabbitmqQueue({ url: 'amqp://localhost', ledger: { pool } });
+ *   createReceiver({ secrets, queue });   // and in the worker processes: createRabbitmqWorker({ receiver, queue })
+ */
+export function rabbitmqQueue(options: RabbitmqQueueOptions): RabbitmqDurableQueue {
+  const name = options?.name ?? DEFAULT_QUEUE_NAME;
+  const broker = new Broker(options, name, 'rabbitmqQueue');
+  const ledger = openLedger(options?.ledger ?? {}, name, 'rabbitmqQueue');
+  const schedule = retrySchedule(options);
+  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
+  const poller = countsPoller(() => ledger.counts(), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
+
+  async function enqueue(job: DurableJob): Promise<EnqueueResult> {
+    const admitted = await ledger.admit(job);
+    if (admitted !== 'enqueued') return admitted;
+    try {
+      await broker.publish(name, job);
+    } catch (error) {
+      // Not held: the service's retry of this delivery hands it off again.
+      await ledger.withdraw(job.key).catch(() => {});
+      throw error;
+    }
+    return 'enqueued';
+  }
+
+  const queue: RabbitmqDurableQueue = {
+    engine: 'rabbitmq',
+    name,
+    ready: (deadlineMs = 10_000) =>
+      withDeadline(
+        Promise.all([ledger.ready(), broker.publisher()]).then(() => undefined),
+        deadlineMs,
+        'Opening the RabbitMQ queue and its ledger',
+      ),
+    enqueue: (job, deadlineMs) => withDeadline(enqueue(job), deadlineMs, 'Publishing the job to RabbitMQ'),
+    counts: poller.counts,
+    async close() {
+      poller.stop();
+      await broker.close();
+      await ledger.close();
+    },
+  };
+  internals.set(queue, { broker, ledger, schedule, retentionMs });
+  return queue;
+}
+
+/** What the workers and dead letters use of a queue, kept off its public face. */
+export interface RabbitmqInternals {
+  broker: Broker;
+  ledger: Ledger;
+  schedule: Required<RetryOptions>;
+  retentionMs: number;
+}
+
+const internals = new WeakMap<object, RabbitmqInternals>();
+
+/** The internals of a queue rabbitmqQueue(…) made; a configuration error for anything else. */
+export function rabbitmqInternals(queue: unknown, who: string): RabbitmqInternals {
+  const found = typeof queue === 'object' && queue !== null ? internals.get(queue) : undefined;
+  if (!found) {
+    throw new WebhookConfigError(
+      `${who} needs \`queue\`: the queue rabbitmqQueue(…) made, which the receiver uses.`,
+    );
+  }
+  return found;
+}

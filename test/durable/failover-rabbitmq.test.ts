@@ -1,0 +1,59 @@
+import pg from 'pg';
+import { afterAll, expect, it } from 'vitest';
+import { createRabbitmqWorker, rabbitmqQueue } from '../../src/durable/rabbitmq/index.js';
+import { createReceiver } from '../../src/index.js';
+import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
+import { ownRabbitmqCluster } from '../support/topologies/rabbitmq.js';
+import { SECRET } from '../support/unit.js';
+import { deliverThroughLoss } from './broker-failover.js';
+
+/*
+ * A RabbitMQ node lost: a 3-node cluster, the job queue a quorum queue on all three, the node holding its
+ * leader SIGKILLed while deliveries go on. Every delivery is sent again until it is answered 2xx, as the
+ * service does; every event answered 2xx must run.
+ */
+const { run } = testRun();
+const table = `mw_jobs_failover_${run}`;
+const EVENTS = 300;
+const closers: (() => Promise<unknown>)[] = [];
+afterAll(async () => {
+  for (const close of closers.reverse()) await close().catch(() => {});
+  const client = new pg.Client(DATABASE_URL);
+  await client.connect();
+  await client.query(`DROP TABLE IF EXISTS "${table}"`);
+  await client.end();
+}, 60_000);
+
+it.skipIf(process.env.CI_REPEAT_RUN === '1')(
+  "RabbitMQ: the quorum queue leader's node SIGKILLed mid-run: 0 events answered 2xx that never run",
+  async () => {
+    const cluster = await ownRabbitmqCluster();
+    closers.push(() => cluster.remove());
+    const name = `mw-failover-${run}`;
+    const queue = rabbitmqQueue({
+      url: cluster.urls,
+      name,
+      ledger: { connectionString: DATABASE_URL, table },
+      attempts: 3,
+      backoffMs: 200,
+    });
+    closers.push(() => queue.close());
+    const receiver = createReceiver({ secrets: SECRET, queue });
+    receiver.onError(() => {});
+    await queue.ready(20_000);
+    const worker = await createRabbitmqWorker({ receiver, queue, concurrency: 8, handlerTimeoutMs: 2000 });
+    closers.push(() => worker.close({ timeoutMs: 2000 }));
+    let killed: string | undefined;
+    const { answers, acknowledged, notRun } = await deliverThroughLoss(receiver, EVENTS, async () => {
+      killed = cluster.leaderOf(name);
+      if (killed) await cluster.kill(killed);
+    });
+    console.log(
+      `RabbitMQ leader ${killed} killed: ${JSON.stringify({ answers, acknowledged: acknowledged.size, notRun })}`,
+    );
+    expect(killed, "the queue leader's node was killed").toBeDefined();
+    expect(notRun).toEqual([]);
+    expect(acknowledged.size).toBe(EVENTS);
+  },
+  150_000,
+);

@@ -49,7 +49,8 @@ describe('what a reader runs in the first hour', () => {
     expect(browser).toBeDefined();
     for (const doc of ['README.md', 'docs/development.md']) {
       const text = readFileSync(join(root, doc), 'utf8');
-      for (const needed of ['Redis', 'PostgreSQL', 'MariaDB', 'RabbitMQ', 'NATS', `\`${browser}\``]) expect(text, doc).toContain(needed);
+      for (const needed of ['Redis', 'PostgreSQL', 'MariaDB', 'RabbitMQ', 'NATS', `\`${browser}\``])
+        expect(text, doc).toContain(needed);
     }
   });
 

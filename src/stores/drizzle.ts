@@ -2,8 +2,6 @@ import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { driverAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
-export type { SqlDialect } from './sql-inbox.js';
-
 /** The members of a Drizzle database (PostgreSQL or MySQL) the store uses. */
 export interface DrizzleDatabase {
   // biome-ignore lint/suspicious/noExplicitAny: each Drizzle driver types its transaction and result its own way
@@ -21,7 +19,7 @@ export interface DrizzleDedupeStoreOptions<D extends DrizzleDatabase> {
   /** The inbox table. Default `webhook_inbox` (as `webhookInbox` of `messaging-webhooks/drizzle-schema`). */
   table?: string;
   /** The database, when Drizzle's dialect object does not say (a wrapper around the db). */
-  dialect?: SqlDialect;
+  dialect?: 'postgres' | 'mysql';
   /** Longest wait for one claim, renewal, completion or release (milliseconds, default 3000). */
   operationTimeoutMs?: number;
 }

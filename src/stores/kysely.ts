@@ -2,8 +2,6 @@ import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { type SqlAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
 
-export type { SqlDialect } from './sql-inbox.js';
-
 import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface KyselyDedupeStoreOptions<DB> {
@@ -15,7 +13,7 @@ export interface KyselyDedupeStoreOptions<DB> {
    * The database, when the dialect's adapter is not Kysely's own PostgresAdapter or MysqlAdapter (a third-party
    * dialect speaking one of the two).
    */
-  dialect?: SqlDialect;
+  dialect?: 'postgres' | 'mysql';
   /** Longest wait for one claim, renewal, completion or release (milliseconds, default 3000). */
   operationTimeoutMs?: number;
 }
@@ -102,7 +100,7 @@ export interface KyselyInboxMigration {
  * app's migrations folder (the Migrator's FileMigrationProvider), or as one entry of its own provider.
  */
 export function kyselyInboxMigration(
-  options: { table?: string; dialect?: SqlDialect } = {},
+  options: { table?: string; dialect?: 'postgres' | 'mysql' } = {},
 ): KyselyInboxMigration {
   const table = options.table ?? 'webhook_inbox';
   return {

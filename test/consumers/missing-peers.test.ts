@@ -30,6 +30,7 @@ const entries = [
   '/knex',
   '/kysely',
   '/drizzle',
+  '/prisma',
   '/prometheus',
   '/opentelemetry',
   '/rabbitmq',

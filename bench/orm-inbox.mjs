@@ -5,6 +5,7 @@
 // transaction; the store: its claim, then its transaction with the write and the completion). Contenders take
 // turns round by round (bench/rounds.mjs) and the median round is reported, as ms per delivery.
 // Env: DATABASE_URL, MYSQL_URL, DELIVERIES (per round, default 200), ROUNDS (7), ONLY (e.g. knex-postgres).
+// Prisma runs on the clients the tests generate from test/stores/prisma/*.prisma (generated here when missing).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { and, sql as drizzleSql, eq } from 'drizzle-orm';
@@ -20,6 +21,8 @@ import { mysqlWebhookInbox, pgWebhookInbox } from '../dist/src/stores/drizzle-sc
 import { KnexDedupeStore, knexInboxMigration } from '../dist/src/stores/knex.js';
 import { KyselyDedupeStore, kyselyInboxMigration } from '../dist/src/stores/kysely.js';
 import { MysqlDedupeStore } from '../dist/src/stores/mysql.js';
+import { PrismaDedupeStore } from '../dist/src/stores/prisma.js';
+import { TypeOrmDedupeStore } from '../dist/src/stores/typeorm.js';
 import { interleavedRounds, median } from './rounds.mjs';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
@@ -168,6 +171,94 @@ orms.mysql2 = {
   run: (pool, text) => pool.query(text),
 };
 
+/** The Prisma clients the tests generate (scripts/prisma-test-clients.mjs), bundled to JavaScript for Node. */
+async function prismaClient(dialect) {
+  const { execFileSync } = await import('node:child_process');
+  const { build } = await import('esbuild');
+  execFileSync(process.execPath, ['scripts/prisma-test-clients.mjs'], { stdio: 'inherit' });
+  const outfile = `node_modules/.cache/messaging-webhooks-bench/prisma-${dialect}.mjs`;
+  await build({
+    entryPoints: [`test/stores/prisma/generated/${dialect}/client.ts`],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    outfile,
+    logLevel: 'warning',
+  });
+  const { PrismaClient } = await import(new URL(`../${outfile}`, import.meta.url).href);
+  const adapter =
+    dialect === 'postgres'
+      ? new (await import('@prisma/adapter-pg')).PrismaPg({ connectionString: DATABASE_URL, max: 4 })
+      : new (await import('@prisma/adapter-mariadb')).PrismaMariaDb(
+          `${MYSQL_URL.replace(/^mysql:/, 'mariadb:')}?connectionLimit=4`,
+        );
+  return new PrismaClient({ adapter });
+}
+
+/** A claim, the write and the completion by hand, with the ORM's raw statements in its own transaction. */
+const rawByHand = (transaction, exec, dialect) => async (key, id) => {
+  await transaction(async (tx) => {
+    const token = randomUUID();
+    const [insert, p] =
+      dialect === 'postgres'
+        ? [
+            `INSERT INTO ${hand} (key, state, token, expires_at) VALUES ($1, 'processing', $2, ${until.postgres(LEASE_MS)}) ON CONFLICT DO NOTHING`,
+            (n) => `$${n}`,
+          ]
+        : [
+            `INSERT IGNORE INTO ${hand} (\`key\`, state, token, expires_at) VALUES (?, 'processing', ?, ${until.mysql(LEASE_MS)})`,
+            () => '?',
+          ];
+    if ((await exec(tx, insert, [key, token])) !== 1) throw new Error('expected a claim');
+    await exec(tx, `INSERT INTO ${effects} (event_id) VALUES (${p(1)})`, [id]);
+    const keyColumn = dialect === 'postgres' ? 'key' : '`key`';
+    await exec(
+      tx,
+      `UPDATE ${hand} SET state = 'completed', token = NULL, expires_at = ${until[dialect](RETENTION_MS)} WHERE ${keyColumn} = ${p(1)} AND token = ${p(2)}`,
+      [key, token],
+    );
+  });
+};
+
+orms.prisma = {
+  open: (dialect) => prismaClient(dialect),
+  store: (prisma) => new PrismaDedupeStore({ prisma, table: inbox }),
+  migration: (table) => ({ up: (prisma) => new PrismaDedupeStore({ prisma, table }).migrate() }),
+  write: (tx, id) => {
+    const placeholder = tx._engineConfig?.activeProvider === 'mysql' ? '?' : '$1';
+    return tx.$executeRawUnsafe(`INSERT INTO ${effects} (event_id) VALUES (${placeholder})`, id);
+  },
+  byHand: (prisma, dialect) =>
+    rawByHand(
+      (work) => prisma.$transaction(work),
+      (tx, text, values) => tx.$executeRawUnsafe(text, ...values),
+      dialect,
+    ),
+  close: (prisma) => prisma.$disconnect(),
+  run: (prisma, text) => prisma.$executeRawUnsafe(text),
+};
+
+orms.typeorm = {
+  open: async (dialect) => {
+    const { DataSource } = await import('typeorm');
+    const url = dialect === 'postgres' ? DATABASE_URL : MYSQL_URL;
+    return new DataSource({ type: dialect, url, poolSize: 4 }).initialize();
+  },
+  store: (dataSource) => new TypeOrmDedupeStore({ dataSource, table: inbox }),
+  migration: (table) => ({ up: (dataSource) => new TypeOrmDedupeStore({ dataSource, table }).migrate() }),
+  write: (tx, id) =>
+    tx.createQueryBuilder().insert().into(effects, ['event_id']).values({ event_id: id }).execute(),
+  byHand: (dataSource, dialect) =>
+    rawByHand(
+      (work) => dataSource.transaction(work),
+      async (tx, text, values) => (await tx.queryRunner.query(text, values, true)).affected,
+      dialect,
+    ),
+  close: (dataSource) => dataSource.destroy(),
+  run: (dataSource, text) => dataSource.query(text),
+};
+
 function affected(result) {
   if (Array.isArray(result) && typeof result[0]?.affectedRows === 'number') return result[0].affectedRows;
   return result?.rowCount ?? (Array.isArray(result) ? result.length : 0);
@@ -184,7 +275,7 @@ console.log('| --- | --- | ---: | ---: | ---: |');
 for (const [orm, kit] of Object.entries(orms)) {
   for (const dialect of kit.dialects ?? ['postgres', 'mysql']) {
     if (ONLY && !ONLY.includes(`${orm}-${dialect}`)) continue;
-    const db = kit.open(dialect);
+    const db = await kit.open(dialect);
     try {
       await kit.migration(inbox).up(db);
       await kit.migration(hand).up(db);

@@ -48,6 +48,8 @@ export interface SqlInboxDriver<Tx> {
   operationTimeoutMs: number | undefined;
   run(text: string, values: unknown[], tx?: Tx): Promise<SqlAnswer>;
   transaction<R>(work: (tx: Tx) => Promise<R>): Promise<R>;
+  /** True for the ORM's own error saying a table is missing, when it does not pass on the driver's. */
+  isMissingTable?(error: unknown): boolean;
 }
 
 interface Statements {
@@ -151,7 +153,11 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
       return;
     }
     await this.#driver.transaction(async (tx) => {
-      await this.#driver.run("SELECT pg_advisory_xact_lock(hashtext('messaging-webhooks:migrate'))", [], tx);
+      await this.#driver.run(
+        "SELECT 1 FROM pg_advisory_xact_lock(hashtext('messaging-webhooks:migrate'))",
+        [],
+        tx,
+      );
       for (const statement of statements) await this.#driver.run(statement, [], tx);
     });
   }
@@ -218,9 +224,10 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     let missing = false;
     for (let cause = error, depth = 0; cause && depth < 5 && !missing; depth++) {
       missing =
-        this.#driver.dialect === 'mysql'
+        this.#driver.isMissingTable?.(cause) === true ||
+        (this.#driver.dialect === 'mysql'
           ? isMissingTable(cause)
-          : (cause as { code?: unknown }).code === '42P01';
+          : (cause as { code?: unknown }).code === '42P01');
       cause = (cause as { cause?: unknown }).cause;
     }
     if (!missing) return error;

@@ -1,15 +1,20 @@
 import { randomUUID } from 'node:crypto';
+import { PrismaPg } from '@prisma/adapter-pg';
 import { createNodeRedisClient } from 'bullmq';
 import knexFactory, { type Knex } from 'knex';
 import { Kysely, MysqlDialect, type Transaction } from 'kysely';
 import { createPool } from 'mysql2';
 import { createClient } from 'redis';
+import { DataSource, type EntityManager } from 'typeorm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
 import { createPgBossWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
 import { createReceiver } from '../../src/index.js';
 import { KnexDedupeStore } from '../../src/stores/knex.js';
 import { KyselyDedupeStore } from '../../src/stores/kysely.js';
+import { PrismaDedupeStore } from '../../src/stores/prisma.js';
+import { TypeOrmDedupeStore } from '../../src/stores/typeorm.js';
+import { PrismaClient } from '../stores/prisma/generated/postgres/client.js';
 import { DATABASE_URL, REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
 import { deliveredEvent, delivery, SECRET } from '../support/unit.js';
@@ -18,7 +23,7 @@ import { until } from '../support/until.js';
 /*
  * The durable workers run the handlers in an ORM store's inbox: ctx.tx in the worker is the ORM's transaction,
  * the first attempt's write rolls back with its failure, the retry's commits with the "processed" mark.
- * pg-boss with Knex on PostgreSQL, BullMQ with Kysely on MariaDB.
+ * pg-boss with Knex and with Prisma on PostgreSQL, BullMQ with Kysely and with TypeORM on MariaDB.
  */
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
 const { run } = testRun();
@@ -30,9 +35,12 @@ const kysely = new Kysely<AppDB>({
   dialect: new MysqlDialect({ pool: createPool({ uri: MYSQL_URL, connectionLimit: 6 }) }),
 });
 const redis = createClient({ url: REDIS_URL });
+const prisma = new PrismaClient({ adapter: new PrismaPg({ connectionString: DATABASE_URL, max: 4 }) });
+const typeorm = new DataSource({ type: 'mysql', url: MYSQL_URL, poolSize: 4 });
 
 beforeAll(async () => {
   await redis.connect();
+  await typeorm.initialize();
   await knex.schema.createTable(effects, (table) => table.string('event_id').notNullable());
   await kysely.schema.createTable(effects).addColumn('event_id', 'varchar(200)').execute();
 });
@@ -44,6 +52,10 @@ afterAll(async () => {
   await kysely.schema.dropTable(inbox).ifExists().execute();
   await kysely.schema.dropTable(effects).ifExists().execute();
   await kysely.destroy();
+  await prisma.$executeRawUnsafe(`DROP TABLE IF EXISTS ${inbox}_prisma`);
+  await prisma.$disconnect();
+  await typeorm.query(`DROP TABLE IF EXISTS ${inbox}_typeorm`);
+  await typeorm.destroy();
   await deleteKeys(redis, `mw-test:${run}:*`);
   redis.destroy();
 });
@@ -109,6 +121,75 @@ it('BullMQ runs the handlers in the Kysely inbox on MariaDB: ctx.tx is the Kysel
       .insertInto(effects)
       .values({ event_id: String(event.id) })
       .execute();
+    if (ctx.attempt === 1) throw new Error('first try fails after its write');
+  });
+  const worker = await createBullmqWorker({ receiver: back, queue, store });
+  try {
+    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
+    expect((await front.receive(delivery(event))).status).toBe(202);
+    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
+      what: 'the retry to commit',
+      timeoutMs: 20_000,
+    });
+    expect(seen).toEqual([true, true]);
+    const rows = await kysely.selectFrom(effects).selectAll().where('event_id', '=', event.id).execute();
+    expect(rows).toHaveLength(1);
+  } finally {
+    await worker.close({ timeoutMs: 2000 });
+    await queue.close();
+  }
+}, 40_000);
+
+it('pg-boss runs the handlers in the Prisma inbox: ctx.tx is the Prisma transaction client', async () => {
+  const queue = pgBossQueue({
+    connectionString: DATABASE_URL,
+    schema: `mw_boss_${run}`,
+    name: 'orm_prisma',
+    backoffMs: 200,
+  });
+  const store = new PrismaDedupeStore({ prisma, table: `${inbox}_prisma` });
+  await store.migrate();
+  const { front, back } = receivers(queue);
+  const seen: boolean[] = [];
+  back.on('message.delivered', async (event, ctx) => {
+    const tx = ctx.tx as unknown as Parameters<Parameters<typeof prisma.$transaction>[0]>[0];
+    // A transaction client has no $disconnect: the client's lifecycle stays with the client.
+    seen.push(!('$disconnect' in tx));
+    await tx.$executeRawUnsafe(`INSERT INTO ${effects} (event_id) VALUES ($1)`, String(event.id));
+    if (ctx.attempt === 1) throw new Error('first try fails after its write');
+  });
+  const worker = await createPgBossWorker({ receiver: back, queue, store, pollingIntervalSeconds: 0.5 });
+  try {
+    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
+    expect((await front.receive(delivery(event))).status).toBe(202);
+    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
+      what: 'the retry to commit',
+      timeoutMs: 20_000,
+    });
+    expect(seen).toEqual([true, true]);
+    expect(await knex(effects).where({ event_id: event.id })).toHaveLength(1);
+  } finally {
+    await worker.close({ timeoutMs: 2000 });
+    await queue.close();
+  }
+}, 40_000);
+
+it('BullMQ runs the handlers in the TypeORM inbox on MariaDB: ctx.tx is the EntityManager', async () => {
+  const queue = bullmqQueue({
+    connection: createNodeRedisClient(createClient({ url: REDIS_URL })),
+    prefix: `mw-test:${run}:bull-typeorm`,
+    name: 'orm',
+    backoffMs: 50,
+    allowVolatileRedis: true,
+  });
+  const store = new TypeOrmDedupeStore({ dataSource: typeorm, table: `${inbox}_typeorm` });
+  await store.migrate();
+  const { front, back } = receivers(queue);
+  const seen: boolean[] = [];
+  back.on('message.delivered', async (event, ctx) => {
+    const tx = ctx.tx as unknown as EntityManager;
+    seen.push(tx.queryRunner?.isTransactionActive === true);
+    await tx.query(`INSERT INTO ${effects} (event_id) VALUES (?)`, [String(event.id)]);
     if (ctx.attempt === 1) throw new Error('first try fails after its write');
   });
   const worker = await createBullmqWorker({ receiver: back, queue, store });

@@ -10,12 +10,14 @@ const COPIES = 4;
 const LEASE_MS = 3000;
 
 export interface SqlCluster {
-  /** `mysql`, `knex-postgres`, `knex-mysql`, `kysely-postgres` or `kysely-mysql`: the fixture's store. */
+  /** `mysql`, or `<orm>-postgres` / `<orm>-mysql` for knex, kysely, drizzle and prisma: the fixture's store. */
   store: string;
   url: string;
   table: string;
   effectsTable: string;
   run: string;
+  /** The generated Prisma client, bundled to JavaScript, for the `prisma-*` stores. */
+  prismaClient?: string;
   /** Rows per event id in the effects table. */
   rows(): Promise<Map<string, number>>;
 }

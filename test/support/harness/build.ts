@@ -15,6 +15,8 @@ const ENTRIES = [
   'src/stores/knex.ts',
   'src/stores/kysely.ts',
   'src/stores/drizzle.ts',
+  'src/stores/prisma.ts',
+  'src/stores/typeorm.ts',
   'src/durable/bullmq/index.ts',
   'src/durable/pg-boss/index.ts',
   'src/durable/rabbitmq/index.ts',

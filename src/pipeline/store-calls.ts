@@ -27,8 +27,13 @@ export class StoreCalls<Tx> {
 
   claim(key: string, leaseMs: number): Awaitable<ClaimResult> {
     if (this.#immediate) return callUser(() => this.#immediate?.claimSync(key, leaseMs) as ClaimResult);
-    const claiming = callUser(() => this.store.claim(key, leaseMs));
-    const checked = andThen(claiming, checkClaim);
+    // The check runs inside callUser too: a plain answer that is no result rejects like any other failure.
+    const checked = callUser(() =>
+      andThen(
+        callUser(() => this.store.claim(key, leaseMs)),
+        checkClaim,
+      ),
+    );
     if (!isThenable(checked)) return checked;
     return this.#within('claim', checked).catch((error: unknown) => {
       // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
@@ -64,7 +69,7 @@ export class StoreCalls<Tx> {
   }
 
   #settle(method: 'complete' | 'renew' | 'release', call: () => Awaitable<boolean>): Awaitable<boolean> {
-    const checked = andThen(callUser(call), (owned) => checkOwned(method, owned));
+    const checked = callUser(() => andThen(callUser(call), (owned) => checkOwned(method, owned)));
     return isThenable(checked) ? this.#within(method, checked) : checked;
   }
 

@@ -96,7 +96,12 @@ export function createPipeline<Tx>(
       const ending = parts.queue
         ? handOff(keyed, parts.queue, parts.report, span)
         : runHere(keyed, parts, span);
-      return answered(keyed, isThenable(ending) ? await ending : ending, parts);
+      // A wait close() gave up on is answered then; what lands later hands back what it took (see Executor).
+      return answered(
+        keyed,
+        isThenable(ending) ? await Promise.race([ending, admission.givenUp]) : ending,
+        parts,
+      );
     } finally {
       admission.leave();
     }

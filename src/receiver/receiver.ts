@@ -1,6 +1,6 @@
 import type { Awaitable } from '../base/awaitable.js';
 import { nextRequestId } from '../base/bytes.js';
-import { withTimeout } from '../base/deadline.js';
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { WebhookHandlerError } from '../contract/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
@@ -230,7 +230,13 @@ async function closing(
   const started = performance.now();
   await executor.drain(timeoutMs);
   if (timeoutMs === undefined) return admission.settled();
-  await withTimeout(admission.settled(), Math.max(0, timeoutMs - (performance.now() - started)));
+  const left = Math.max(0, timeoutMs - (performance.now() - started));
+  if ((await withTimeout(admission.settled(), left)) !== TIMED_OUT) return;
+  // Each request still waiting (on a store, on a job engine) is answered 503 shutting_down now.
+  admission.giveUp();
+  await admission.settled();
+  // The adapters write those answers in the turn their receive() resolves: written before close() resolves.
+  await new Promise(setImmediate);
 }
 
 /** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */

@@ -1,4 +1,4 @@
-import type { Rejection } from './stop.js';
+import type { Rejection } from './ending.js';
 
 /** Requests past verification: close() waits for them, and refuses new ones once it started. */
 export interface Admission {

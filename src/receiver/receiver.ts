@@ -1,6 +1,8 @@
 import type { Awaitable } from '../base/awaitable.js';
 import { nextRequestId } from '../base/bytes.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { Claims } from '../claims/claims.js';
+import type { Report } from '../claims/report.js';
 import { WebhookHandlerError } from '../contract/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
@@ -16,12 +18,11 @@ import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js
 import { exposeListedTenants, MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
 import { unheardRefusals } from '../observability/unheard.js';
-import type { Received } from '../pipeline/1-check-request.js';
+import type { Received } from '../pipeline/1-read.js';
+import { signatureOf } from '../pipeline/3-verify.js';
 import { type Admission, createAdmission } from '../pipeline/admission.js';
-import { Claims } from '../pipeline/claims.js';
 import { Executor } from '../pipeline/executor.js';
 import { createPipeline, type Walked } from '../pipeline/index.js';
-import type { Report } from '../pipeline/report.js';
 import type { Verifier } from '../signature/index.js';
 import { isModeMap, type Secrets } from '../signature/secrets.js';
 import type { MemoryDedupeStore } from '../stores/memory.js';
@@ -36,7 +37,7 @@ import {
   type RejectionHandler,
 } from './handlers.js';
 import { ignoredModes, type ReceiverOptions, resolveOptions } from './options.js';
-import { signatureOf, tenantSecretsOf, verifierOf } from './verifiers.js';
+import { tenantSecretsOf, verifierOf } from './verifiers.js';
 
 export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
   /** Handle one event type; `event` is typed from the catalogue entry of that type. */
@@ -109,7 +110,7 @@ export function createReceiver<
     signature: signatureOf(verifier),
     parseEvent: createEventParser(opts.events),
     signedContent: verifier,
-    dispatch: (event, ctx) => registry.dispatchNow(event, ctx as HandlerContext<Tx>),
+    handlers: registry,
     claims: new Claims<Tx>({ ...opts, store: opts.store as unknown as DedupeStore<Tx>, report }),
     executor,
     report,

@@ -1,4 +1,3 @@
-import type { Awaitable } from '../base/awaitable.js';
 import { escapeControls } from '../base/printable.js';
 import type { Report } from '../claims/report.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
@@ -41,7 +40,7 @@ export interface TenantSignature extends Signature {
 export interface TenantSignatures {
   readonly tenantOf: TenantOf;
   /** The signature that checks this tenant's deliveries, or why there is none (unknown, or the lookup failed). */
-  signatureOf(tenant: string, requestId: string): Awaitable<TenantSignature | Rejection>;
+  signatureOf(tenant: string, requestId: string): Promise<TenantSignature | Rejection>;
   report: Report;
 }
 

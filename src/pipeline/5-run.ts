@@ -52,12 +52,11 @@ export async function runHere<Tx>(keyed: Keyed, options: RunOptions<Tx>, span?: 
   const work = executor.submit(taken.claim as Claim<unknown>, ABANDONED);
   if (options.ack === 'async') {
     const waitUntil = keyed.request.waitUntil ?? options.waitUntil;
-    await keepAlive(waitUntil, Promise.resolve(work), keyed.context, options.report);
+    await keepAlive(waitUntil, work, keyed.context, options.report);
     return ACCEPTED;
   }
   const { handlerTimeoutMs } = options;
-  const settled =
-    handlerTimeoutMs === undefined ? await work : await withTimeout(Promise.resolve(work), handlerTimeoutMs);
+  const settled = handlerTimeoutMs === undefined ? await work : await withTimeout(work, handlerTimeoutMs);
   return settled === TIMED_OUT ? HANDLER_TIMEOUT : endingOf(settled);
 }
 

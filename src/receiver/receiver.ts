@@ -1,4 +1,3 @@
-import type { Awaitable } from '../base/awaitable.js';
 import { nextRequestId } from '../base/bytes.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { Claims } from '../claims/claims.js';
@@ -249,7 +248,7 @@ function receiving(
   traced: Traced | undefined,
 ): (request: ReceiveRequest) => Promise<Outcome> {
   // Per request, only its own values are passed on: closures made per request would cost allocations.
-  const finish = (walked: Walked, started: number, span: TraceSpan | undefined): Awaitable<Outcome> => {
+  const finish = async (walked: Walked, started: number, span: TraceSpan | undefined): Promise<Outcome> => {
     const { outcome } = walked;
     if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
     let failure: string | undefined;
@@ -258,7 +257,8 @@ function receiving(
       failures.delete(outcome.requestId);
     }
     const logged = observe(outcome, walked.reached, performance.now() - started, failure);
-    return logged ? logged.then(() => outcome) : outcome;
+    if (logged) await logged;
+    return outcome;
   };
   return async (request) => {
     const started = performance.now();

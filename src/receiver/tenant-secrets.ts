@@ -136,7 +136,7 @@ class TenantCache implements TenantSecrets {
     return this.#known.size + this.#unknown.size;
   }
 
-  signatureOf(tenant: string, requestId: string): Awaitable<TenantSignature | Rejection> {
+  async signatureOf(tenant: string, requestId: string): Promise<TenantSignature | Rejection> {
     return (
       this.#cached(this.#known, tenant) ??
       this.#cached(this.#unknown, tenant) ??

@@ -1,4 +1,5 @@
-// The walk of one request through the package: Express with the memory store, one signed event answered 200.
+// The walk of one request through the package: Express with the memory store and an async handler, one signed
+// event answered 200.
 // Prints how many library functions it entered per file (V8's precise coverage), then, with --trace, each of
 // them in the order they ran (a breakpoint at each, whose condition records it and never pauses).
 // Run it with `npm run walk` (which builds first) or `node scripts/request-walk.mjs [--trace]` on a built dist/.
@@ -26,7 +27,8 @@ function sourceOf(map, built, lineNumber, columnNumber) {
 }
 const secret = `whsec_${Buffer.from('request-walk-secret-request-walk').toString('base64')}`;
 const receiver = createReceiver({ secrets: secret });
-receiver.on('message.delivered', () => {});
+// The handler as the README writes it: async.
+receiver.on('message.delivered', async () => {});
 const app = express();
 app.post('/webhooks', webhookHandler(receiver));
 const server = await new Promise((resolve) => {

@@ -1,9 +1,8 @@
 /**
- * The one seam for waiting. A value that is here now goes on at once; one that comes later is a native promise
+ * User code in one shape. A value that is here now stays a value; one that comes later is a native promise
  * from here on, whatever kind of thenable it came as (Bluebird, an instrumentation wrapper, any Promises/A+
- * object). Why the fast path: each promise costs a turn of the microtask queue and a lookup of `then` on what
- * it resolves with, on every request; an in-memory store, a handler that returns nothing and a body already
- * buffered answer at once (see docs/development.md, "Waiting").
+ * object). Stages that wait are async functions and await; the one place that goes on without a promise when
+ * nothing waited is a handler's run (receiver/handlers.ts, runOne; see docs/development.md, "Waiting").
  */
 export type Awaitable<T> = T | PromiseLike<T>;
 
@@ -14,11 +13,6 @@ export function isThenable<T>(value: Awaitable<T>): value is PromiseLike<T> {
     (typeof value === 'object' || typeof value === 'function') &&
     typeof (value as { then?: unknown }).then === 'function'
   );
-}
-
-/** `next(value)` now when the value is here, after it settles when it is a thenable (then a native promise). */
-export function andThen<T, R>(value: Awaitable<T>, next: (value: T) => Awaitable<R>): Awaitable<R> {
-  return isThenable(value) ? Promise.resolve(value).then(next) : next(value);
 }
 
 /**

@@ -1,10 +1,8 @@
-import { isThenable } from '../base/awaitable.js';
 import { WebhookConfigError } from '../base/errors.js';
+import type { Claim } from '../claims/claim.js';
+import { Claims } from '../claims/claims.js';
 import type { ErrorContext } from '../contract/context.js';
 import { WebhookHandlerError } from '../contract/errors.js';
-import { takeClaim } from '../pipeline/6-claim.js';
-import { HandlerRun } from '../pipeline/7-execute.js';
-import { Claims } from '../pipeline/claims.js';
 import type { DedupeStore } from '../stores/types.js';
 import type { DispatchingReceiver } from './port.js';
 
@@ -24,7 +22,7 @@ export interface InboxOptions {
 /** The run of one job attempt, as far as the inbox needs it: whether the worker gave up on it. */
 export interface InboxRun {
   gaveUp: boolean;
-  claim?: HandlerRun<unknown>;
+  claim?: Claim<unknown>;
 }
 
 /**
@@ -77,8 +75,7 @@ export async function runInInbox(
       throw error;
     });
   while (!run.gaveUp) {
-    const taking = takeClaim(claims, key, context);
-    const attempt = isThenable(taking) ? await taking : taking;
+    const attempt = await claims.take(key, context, capture);
     if (attempt.status === 'duplicate') return;
     if (attempt.status === 'unavailable') {
       throw new WebhookHandlerError('store_unavailable', 'The dedupe store could not claim the event.');
@@ -87,13 +84,13 @@ export async function runInInbox(
       await new Promise((resolve) => setTimeout(resolve, Math.min(attempt.retryAfterMs, IN_FLIGHT_POLL_MS)));
       continue;
     }
-    const claimed = new HandlerRun(attempt.settle, capture);
-    run.claim = claimed;
+    const { claim } = attempt;
+    run.claim = claim;
     if (run.gaveUp) {
-      await claimed.abandon();
+      await claim.abandon();
       return;
     }
-    const settled = await claimed.run();
+    const settled = await claim.run();
     if (settled.status !== 'failed') return;
     throw handlerError ?? new WebhookHandlerError('store_unavailable', 'The dedupe store failed.');
   }

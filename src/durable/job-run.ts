@@ -1,9 +1,9 @@
 import { TIMED_OUT, whenLate, withTimeout } from '../base/deadline.js';
 import { option, rules } from '../base/options.js';
+import type { Claims } from '../claims/claims.js';
 import type { ErrorContext } from '../contract/context.js';
 import { type DeadLetterCode, WebhookHandlerError } from '../contract/errors.js';
 import { checkTracing, type TraceSpan } from '../contract/tracing.js';
-import type { Claims } from '../pipeline/claims.js';
 import { traceHandlers } from '../pipeline/traced.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';

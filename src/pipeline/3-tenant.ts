@@ -1,10 +1,9 @@
-import type { Awaitable } from '../base/awaitable.js';
 import { escapeControls } from '../base/printable.js';
+import type { Report } from '../claims/report.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
-import type { Read } from './2-read-body.js';
+import type { Read } from './1-read.js';
 import type { Signature } from './3-verify.js';
-import type { Report } from './report.js';
-import type { Stop } from './stop.js';
+import type { Rejection } from './ending.js';
 
 /**
  * What the receiver's `tenant` option reads the tenant from. The body is as received and not yet verified: a
@@ -41,7 +40,7 @@ export interface TenantSignature extends Signature {
 export interface TenantSignatures {
   readonly tenantOf: TenantOf;
   /** The signature that checks this tenant's deliveries, or why there is none (unknown, or the lookup failed). */
-  signatureOf(tenant: string, requestId: string): Awaitable<TenantSignature | Stop>;
+  signatureOf(tenant: string, requestId: string): Promise<TenantSignature | Rejection>;
   report: Report;
 }
 
@@ -60,7 +59,7 @@ export function printableTenant(tenant: string): string {
  * 401 unknown_tenant; a `tenant` function that throws is this side's failure: 503 tenant_lookup_failed, onError
  * is told, and the service's retry finds it once the function is fixed.
  */
-export function nameTenant(read: Read, tenants: TenantSignatures): Tenanted | Stop | Promise<Stop> {
+export function nameTenant(read: Read, tenants: TenantSignatures): Tenanted | Rejection | Promise<Rejection> {
   let named: unknown;
   try {
     named = tenants.tenantOf(tenantRequest(read));
@@ -95,7 +94,7 @@ export function nameTenant(read: Read, tenants: TenantSignatures): Tenanted | St
  * The request under the tenant its lookup answered for: keyed, logged and counted as that one, so that every
  * spelling of a tenant the lookup accepts (`ACME`, `acme`) is one tenant.
  */
-export function asLookedUp(named: Tenanted, found: TenantSignature): Tenanted {
+function asLookedUp(named: Tenanted, found: TenantSignature): Tenanted {
   const { tenant } = found;
   return tenant === undefined || tenant === named.tenant ? named : { ...named, tenant };
 }
@@ -122,4 +121,21 @@ class RequestView implements TenantRequest {
 
 function tenantRequest(read: Read): TenantRequest {
   return new RequestView(read);
+}
+
+type TenantFound = { signed: Tenanted; signature: Signature } | { reached: Read | Tenanted; stop: Rejection };
+
+/** The tenant's signature: the tenant the request names, then its secrets (cached, or looked up). */
+export async function tenantSignature(read: Read, tenants: TenantSignatures): Promise<TenantFound> {
+  const named = await nameTenant(read, tenants);
+  if ('stop' in named) return { reached: read, stop: named };
+  const found = await tenants.signatureOf(named.tenant, read.requestId);
+  return 'stop' in found
+    ? { reached: named, stop: found }
+    : { signed: asLookedUp(named, found), signature: found };
+}
+
+/** A tenant's request that did not verify, with the labels of the secrets it was checked with. */
+export function tried(signed: Read | Tenanted, signature: Signature): Read | Tenanted {
+  return { ...signed, secretLabels: signature.secretLabels ?? [] };
 }

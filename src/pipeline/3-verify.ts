@@ -2,9 +2,9 @@ import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { HeaderSource } from '../contract/request.js';
 import type { TimestampOffset, VerifyResult } from '../signature/index.js';
 import type { Mode } from '../signature/secrets.js';
-import type { SignedRequestParts } from '../signature/verifier.js';
-import type { Read } from './2-read-body.js';
-import type { Stop } from './stop.js';
+import type { SignedRequestParts, Verifier } from '../signature/verifier.js';
+import type { Read } from './1-read.js';
+import type { Rejection } from './ending.js';
 
 /** A request whose signature verified: the mode whose secret matched and what the signature carried. */
 export interface Verified extends Read {
@@ -30,20 +30,31 @@ export interface Signature {
   readonly secretLabels?: readonly string[];
 }
 
-/** Checks the signature over the raw body. */
-export function verify(
+/** A verifier as the verify stage uses it. */
+export function signatureOf(verifier: Verifier): Signature {
+  return {
+    check: (input, now) => verifier.verify(input, now),
+    explain: (reason, request, offset) => verifier.profile.explain(reason, request, offset),
+    secretLabels: verifier.secretLabels,
+  };
+}
+
+/** Checks the signature over the raw body (the crypto provider's own wait, when it has one, is awaited). */
+export async function verify(
   read: Read,
   signature: Signature,
   nowSeconds: number,
-): Verified | Stop | Promise<Verified | Stop> {
-  const signed = { headers: read.request.headers, body: read.body };
-  const result = signature.check(signed, nowSeconds);
-  if (result instanceof Promise)
-    return result.then((settled) => accept(read, settled, signature, nowSeconds));
+): Promise<Verified | Rejection> {
+  const result = await signature.check({ headers: read.request.headers, body: read.body }, nowSeconds);
   return accept(read, result, signature, nowSeconds);
 }
 
-function accept(read: Read, result: VerifyResult, signature: Signature, nowSeconds: number): Verified | Stop {
+function accept(
+  read: Read,
+  result: VerifyResult,
+  signature: Signature,
+  nowSeconds: number,
+): Verified | Rejection {
   if (!result.ok) {
     const signed = { headers: read.request.headers, body: read.body };
     return {

@@ -1,5 +1,4 @@
 import PQueue from 'p-queue';
-import { type Awaitable, callUser, isThenable } from '../base/awaitable.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { Slots } from '../base/slots.js';
 
@@ -12,20 +11,17 @@ export interface ExecutorOptions {
 
 /**
  * A piece of work the executor holds: `run` is called when a slot frees up (never after a cut-off), `abandon`
- * when close() gives up on it, queued or running. Exactly one of the two decides the answer. A run that
- * finished at once returns its result itself, with no promise.
+ * when close() gives up on it, queued or running. Exactly one of the two decides the answer.
  */
 export interface Job<T> {
-  run(): Awaitable<T>;
+  run(): Promise<T>;
   abandon(): Promise<unknown>;
 }
 
 interface Entry<T, C> {
   readonly job: Job<T>;
-  /** How the request is answered once it waits: a job that finished within submit() needs none. */
-  answer: ((result: T | C | PromiseLike<T>) => void) | undefined;
-  /** The result of a job that finished within submit(). */
-  result: T | undefined;
+  /** How the request is answered. */
+  answer: (result: T | C | PromiseLike<T>) => void;
   /** What the request gets when close() gives up on the job. */
   readonly cutOff: C;
   /** Whether its answer was given: by its run finishing, or by a cut-off. */
@@ -81,40 +77,31 @@ export class Executor {
    * Submits a job in the place reserve() took. Resolves with its run's result, or `cutOff` once drain() gave up
    * on it; after a cut-off a job is abandoned at once and never runs. Rejects only when the run rejected.
    * The caller names its own cut-off answer, so that nothing stands between the run and the request.
-   * p-queue starts a job within add() when a slot is free: a run that finished by then is returned as it is.
    */
-  submit<T, C>(job: Job<T>, cutOff: C): T | Promise<T | C> {
+  submit<T, C>(job: Job<T>, cutOff: C): Promise<T | C> {
     if (this.#cutOff) {
       this.unreserve();
       return job.abandon().then((): C => cutOff);
     }
-    const entry: Entry<T, C> = { job, answer: undefined, result: undefined, cutOff, settled: false, slot: 0 };
-    entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
-    // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
-    this.#queue.add((): unknown => this.#run(entry));
-    this.unreserve();
-    if (entry.settled) return entry.result as T;
     return new Promise<T | C>((answer) => {
-      entry.answer = answer;
+      const entry: Entry<T, C> = { job, answer, cutOff, settled: false, slot: 0 };
+      entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
+      // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
+      this.#queue.add((): Promise<void> => this.#run(entry));
+      this.unreserve();
     });
   }
 
-  #run<T, C>(entry: Entry<T, C>): Promise<void> | undefined {
-    const running = callUser(() => entry.job.run());
-    if (!isThenable(running)) {
-      entry.result = running;
-      this.#answer(entry, running);
-      return undefined;
-    }
-    return Promise.resolve(running).then(
+  #run<T, C>(entry: Entry<T, C>): Promise<void> {
+    return entry.job.run().then(
       (result) => this.#answer(entry, result),
       // A job's run settles every expected failure itself; a rejection is a bug, passed on to the caller.
-      (error) => this.#answer(entry, Promise.reject(error)),
+      (error: unknown) => this.#answer(entry, Promise.reject(error)),
     );
   }
 
   #answer<T, C>(entry: Entry<T, C>, result: T | PromiseLike<T>): void {
-    if (!entry.settled) entry.answer?.(result);
+    if (!entry.settled) entry.answer(result);
     entry.settled = true;
     this.#entries.remove(entry.slot, entry as Entry<unknown, unknown>);
   }
@@ -134,7 +121,7 @@ export class Executor {
     const handedBack: Promise<unknown>[] = [];
     for (const entry of this.#entries.items()) {
       entry.settled = true;
-      entry.answer?.(entry.cutOff);
+      entry.answer(entry.cutOff);
       this.#entries.remove(entry.slot, entry);
       handedBack.push(entry.job.abandon());
     }

@@ -1,17 +1,23 @@
 import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
-import type { Stop } from './stop.js';
 
 /**
  * The spans of a walk's stages, used only when the receiver has a `tracing` option: a walk without one never
  * calls these, and pays a single check per stage.
  */
 
-/** Ends a stage's span with how the stage ended: a stop names its reason, and `failing` ones mark it failed. */
-export function endStage(span: TraceSpan, ended: object, failing?: (stop: Stop) => boolean): void {
-  if (span.recording !== false && 'stop' in ended) {
-    const stop = ended as Stop;
-    span.setAttributes({ [TRACE_ATTRIBUTE.outcome]: stop.stop });
-    if (failing === undefined || failing(stop)) span.fail(stop.stop);
+/**
+ * Ends a stage's span with how the stage ended: `outcome` names a rejection's reason or an acknowledgement
+ * (`duplicate`, `accepted`) and is undefined when the walk goes on; `failing` outcomes (every one without it)
+ * mark the span failed.
+ */
+export function endStage(
+  span: TraceSpan,
+  outcome: string | undefined,
+  failing?: (outcome: string) => boolean,
+) {
+  if (span.recording !== false && outcome !== undefined) {
+    span.setAttributes({ [TRACE_ATTRIBUTE.outcome]: outcome });
+    if (failing === undefined || failing(outcome)) span.fail(outcome);
   }
   span.end();
 }

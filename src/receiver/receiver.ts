@@ -1,6 +1,7 @@
-import type { Awaitable } from '../base/awaitable.js';
 import { nextRequestId } from '../base/bytes.js';
-import { withTimeout } from '../base/deadline.js';
+import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { Claims } from '../claims/claims.js';
+import type { Report } from '../claims/report.js';
 import { WebhookHandlerError } from '../contract/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
@@ -16,12 +17,11 @@ import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js
 import { exposeListedTenants, MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
 import { createRequestObserver } from '../observability/request-observer.js';
 import { unheardRefusals } from '../observability/unheard.js';
-import type { Received } from '../pipeline/1-check-request.js';
+import type { Received } from '../pipeline/1-read.js';
+import { signatureOf } from '../pipeline/3-verify.js';
 import { type Admission, createAdmission } from '../pipeline/admission.js';
-import { Claims } from '../pipeline/claims.js';
 import { Executor } from '../pipeline/executor.js';
 import { createPipeline, type Walked } from '../pipeline/index.js';
-import type { Report } from '../pipeline/report.js';
 import type { Verifier } from '../signature/index.js';
 import { isModeMap, type Secrets } from '../signature/secrets.js';
 import type { MemoryDedupeStore } from '../stores/memory.js';
@@ -36,7 +36,7 @@ import {
   type RejectionHandler,
 } from './handlers.js';
 import { ignoredModes, type ReceiverOptions, resolveOptions } from './options.js';
-import { signatureOf, tenantSecretsOf, verifierOf } from './verifiers.js';
+import { tenantSecretsOf, verifierOf } from './verifiers.js';
 
 export interface Receiver<C extends Catalogue = DefaultEvents, Tx = undefined> {
   /** Handle one event type; `event` is typed from the catalogue entry of that type. */
@@ -109,7 +109,7 @@ export function createReceiver<
     signature: signatureOf(verifier),
     parseEvent: createEventParser(opts.events),
     signedContent: verifier,
-    dispatch: (event, ctx) => registry.dispatchNow(event, ctx as HandlerContext<Tx>),
+    handlers: registry,
     claims: new Claims<Tx>({ ...opts, store: opts.store as unknown as DedupeStore<Tx>, report }),
     executor,
     report,
@@ -230,7 +230,13 @@ async function closing(
   const started = performance.now();
   await executor.drain(timeoutMs);
   if (timeoutMs === undefined) return admission.settled();
-  await withTimeout(admission.settled(), Math.max(0, timeoutMs - (performance.now() - started)));
+  const left = Math.max(0, timeoutMs - (performance.now() - started));
+  if ((await withTimeout(admission.settled(), left)) !== TIMED_OUT) return;
+  // Each request still waiting (on a store, on a job engine) is answered 503 shutting_down now.
+  admission.giveUp();
+  await admission.settled();
+  // The adapters write those answers in the turn their receive() resolves: written before close() resolves.
+  await new Promise(setImmediate);
 }
 
 /** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */
@@ -242,7 +248,7 @@ function receiving(
   traced: Traced | undefined,
 ): (request: ReceiveRequest) => Promise<Outcome> {
   // Per request, only its own values are passed on: closures made per request would cost allocations.
-  const finish = (walked: Walked, started: number, span: TraceSpan | undefined): Awaitable<Outcome> => {
+  const finish = async (walked: Walked, started: number, span: TraceSpan | undefined): Promise<Outcome> => {
     const { outcome } = walked;
     if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
     let failure: string | undefined;
@@ -251,7 +257,8 @@ function receiving(
       failures.delete(outcome.requestId);
     }
     const logged = observe(outcome, walked.reached, performance.now() - started, failure);
-    return logged ? logged.then(() => outcome) : outcome;
+    if (logged) await logged;
+    return outcome;
   };
   return async (request) => {
     const started = performance.now();

@@ -2,6 +2,7 @@ import { type Awaitable, callUser } from '../base/awaitable.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
+import type { Report } from '../claims/report.js';
 import type { ErrorContext } from '../contract/context.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import {
@@ -11,8 +12,7 @@ import {
   type TenantSignature,
   type TenantSignatures,
 } from '../pipeline/3-tenant.js';
-import type { Report } from '../pipeline/report.js';
-import type { Stop } from '../pipeline/stop.js';
+import type { Rejection } from '../pipeline/ending.js';
 import { createVerifier, type SignatureProfile, type Tolerance } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';
 
@@ -87,7 +87,7 @@ export interface Verifying {
 
 interface Entry {
   /** The tenant's signature, or the 401 of an unknown tenant. */
-  readonly found: TenantSignature | Stop;
+  readonly found: TenantSignature | Rejection;
   readonly expiresAt: number;
 }
 
@@ -122,7 +122,7 @@ class TenantCache implements TenantSecrets {
   /** Tenants the lookup knew, and apart from them the ones it did not: made-up tenants never push a known one out. */
   readonly #known = new Map<string, Entry>();
   readonly #unknown = new Map<string, Entry>();
-  readonly #flights = new Map<string, Promise<TenantSignature | Stop>>();
+  readonly #flights = new Map<string, Promise<TenantSignature | Rejection>>();
   readonly tenantOf: TenantOf;
   readonly report: Report;
 
@@ -136,7 +136,7 @@ class TenantCache implements TenantSecrets {
     return this.#known.size + this.#unknown.size;
   }
 
-  signatureOf(tenant: string, requestId: string): Awaitable<TenantSignature | Stop> {
+  async signatureOf(tenant: string, requestId: string): Promise<TenantSignature | Rejection> {
     return (
       this.#cached(this.#known, tenant) ??
       this.#cached(this.#unknown, tenant) ??
@@ -155,7 +155,7 @@ class TenantCache implements TenantSecrets {
     this.#flights.delete(tenant);
   }
 
-  #cached(entries: Map<string, Entry>, tenant: string): TenantSignature | Stop | undefined {
+  #cached(entries: Map<string, Entry>, tenant: string): TenantSignature | Rejection | undefined {
     const entry = entries.get(tenant);
     if (entry === undefined) return undefined;
     entries.delete(tenant);
@@ -165,10 +165,13 @@ class TenantCache implements TenantSecrets {
     return entry.found;
   }
 
-  #fly(tenant: string, requestId: string): Promise<TenantSignature | Stop> {
+  #fly(tenant: string, requestId: string): Promise<TenantSignature | Rejection> {
     const flights = this.#flights;
     const asked = Promise.resolve(callUser(() => this.#parts.lookup(tenant)));
-    const flight: Promise<TenantSignature | Stop> = withTimeout(asked, this.#parts.options.timeoutMs).then(
+    const flight: Promise<TenantSignature | Rejection> = withTimeout(
+      asked,
+      this.#parts.options.timeoutMs,
+    ).then(
       (secrets) => {
         const current = flights.get(tenant) === flight;
         if (current) flights.delete(tenant);
@@ -188,7 +191,7 @@ class TenantCache implements TenantSecrets {
     tenant: string,
     requestId: string,
     keep: boolean,
-  ): Awaitable<TenantSignature | Stop> {
+  ): Awaitable<TenantSignature | Rejection> {
     const { options, verifying, signatureOf } = this.#parts;
     if (answer === TIMED_OUT) {
       return this.#failed(
@@ -200,7 +203,7 @@ class TenantCache implements TenantSecrets {
     const account = accountOf(answer);
     if (typeof account === 'string') return this.#failed(tenant, requestId, account);
     const { secrets } = account;
-    let found: TenantSignature | Stop;
+    let found: TenantSignature | Rejection;
     if (secrets === undefined || secrets === null) {
       found = unknownTenant(tenant);
     } else {
@@ -215,7 +218,7 @@ class TenantCache implements TenantSecrets {
     return found;
   }
 
-  #remember(tenant: string, found: TenantSignature | Stop): void {
+  #remember(tenant: string, found: TenantSignature | Rejection): void {
     const { options, now } = this.#parts;
     const unknown = 'stop' in found;
     const entries = unknown ? this.#unknown : this.#known;
@@ -228,7 +231,7 @@ class TenantCache implements TenantSecrets {
     }
   }
 
-  async #failed(tenant: string, requestId: string, what: string, cause?: unknown): Promise<Stop> {
+  async #failed(tenant: string, requestId: string, what: string, cause?: unknown): Promise<Rejection> {
     const context: ErrorContext = { requestId, reason: 'tenant_lookup_failed', tenant };
     const message = `${what} for tenant ${printableTenant(tenant)}.`;
     await this.report('tenant_lookup_failed', message, cause, context);
@@ -255,7 +258,7 @@ function accountOf(
   return { tenant, secrets: answer.secrets };
 }
 
-function unknownTenant(tenant: string): Stop {
+function unknownTenant(tenant: string): Rejection {
   return {
     stop: 'unknown_tenant',
     message: `The secrets lookup knows no tenant ${printableTenant(tenant)}. Check the URL the service posts to for this account, or add the tenant's secret where the lookup reads it (then receiver.forgetSecrets(tenant) makes it count at once).`,

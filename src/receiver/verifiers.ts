@@ -1,5 +1,5 @@
-import type { Signature } from '../pipeline/3-verify.js';
-import type { Report } from '../pipeline/report.js';
+import type { Report } from '../claims/report.js';
+import { signatureOf } from '../pipeline/3-verify.js';
 import { createVerifier, type Verifier, type VerifyResult } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';
 import { cryptoOf } from '../signature/verifier.js';
@@ -46,12 +46,4 @@ export function tenantSecretsOf(options: Verifying, report: Report): TenantSecre
     now: options.now,
     signatureOf,
   });
-}
-
-export function signatureOf(verifier: Verifier): Signature {
-  return {
-    check: (input, now) => verifier.verify(input, now),
-    explain: (reason, request, offset) => verifier.profile.explain(reason, request, offset),
-    secretLabels: verifier.secretLabels,
-  };
 }

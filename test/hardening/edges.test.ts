@@ -1,10 +1,14 @@
+import type { AddressInfo } from 'node:net';
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import express, { type Response } from 'express';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
+import { webhookHandler } from '../../adapters/express.js';
 import { webhooks } from '../../adapters/fastify.js';
 import type { ClaimResult } from '../../src/adapter.js';
 import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
 import { HOOK_TIMEOUT_MS } from '../../src/receiver/handlers.js';
+import type { DedupeStore } from '../../src/stores/types.js';
 import { createEvent } from '../../src/testing.js';
 import { gate } from '../support/gate.js';
 import { sign } from '../support/independent-signing.js';
@@ -73,6 +77,48 @@ describe('close() and handlers acknowledged 202', () => {
     release.open();
     await closing;
     expect(finished).toHaveLength(3);
+  });
+});
+
+describe('close({ timeoutMs }) with a store claim that never answers', () => {
+  it('every admitted request has its answer, 503 shutting_down, when close resolves', async () => {
+    const claiming = gate();
+    const store: DedupeStore = {
+      claim() {
+        claiming.open();
+        return new Promise<never>(() => {});
+      },
+      complete: async () => true,
+      renew: async () => true,
+      release: async () => true,
+    };
+    // The store's own deadline is far away: only close() can answer the request in time.
+    const receiver = createReceiver({ secrets: SECRET, store, storeTimeoutMs: 60_000 });
+    const written: Response[] = [];
+    const app = express();
+    app.post('/webhooks', (_req, res, next) => {
+      written.push(res);
+      next();
+    });
+    app.post('/webhooks', webhookHandler(receiver));
+    const server = await new Promise<ReturnType<typeof app.listen>>((listening) => {
+      const started = app.listen(0, '127.0.0.1', () => listening(started));
+    });
+    try {
+      const { port } = server.address() as AddressInfo;
+      const { rawBody, headers } = signedRequest(createEvent('message.delivered'));
+      const answer = fetch(`http://127.0.0.1:${port}/webhooks`, { method: 'POST', headers, body: rawBody });
+      answer.catch(() => {});
+      await claiming.opened;
+      await receiver.close({ timeoutMs: 1000 });
+      expect(written.map((res) => res.writableEnded)).toEqual([true]);
+      const response = await answer;
+      expect(response.status).toBe(503);
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe('shutting_down');
+    } finally {
+      server.closeAllConnections();
+      await new Promise((closed) => server.close(closed));
+    }
   });
 });
 

@@ -114,6 +114,7 @@ const ROOMS = [
   'crypto',
   'signature',
   'stores',
+  'claims',
   'pipeline',
   'durable',
   'observability',

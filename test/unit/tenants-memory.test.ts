@@ -1,9 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import type { Signature } from '../../src/pipeline/3-verify.js';
+import { type Signature, signatureOf } from '../../src/pipeline/3-verify.js';
 import { createTenantSecrets, resolveTenantSecrets } from '../../src/receiver/tenant-secrets.js';
-import { signatureOf } from '../../src/receiver/verifiers.js';
 import { defaultProfile } from '../../src/signature/index.js';
 
 setFlagsFromString('--expose-gc');

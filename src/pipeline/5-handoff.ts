@@ -1,10 +1,10 @@
 import { callUser } from '../base/awaitable.js';
 import { withDeadline } from '../base/deadline.js';
+import type { Report } from '../claims/report.js';
 import type { DurableJob, DurableQueue, EnqueueResult } from '../contract/queue.js';
 import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
-import type { Keyed } from './5-dedupe-key.js';
-import type { Report } from './report.js';
-import { ACCEPTED, DUPLICATE, type Stop } from './stop.js';
+import type { Keyed } from './4-event.js';
+import { ACCEPTED, DUPLICATE, type Ending } from './ending.js';
 import { endStage } from './traced.js';
 
 /** How long the engine gets to hold a job before the request is answered 503 queue_unavailable. */
@@ -17,7 +17,12 @@ export const ENQUEUE_DEADLINE_MS = 3000;
  * enqueue is 503, retried the same way. With `span`, the handoff is a PRODUCER span under it, whose context
  * the job carries to the worker's span.
  */
-export function handOff(keyed: Keyed, queue: DurableQueue, report: Report, span?: TraceSpan): Promise<Stop> {
+export function handOff(
+  keyed: Keyed,
+  queue: DurableQueue,
+  report: Report,
+  span?: TraceSpan,
+): Promise<Ending> {
   const job: DurableJob = { key: keyed.key, event: keyed.event, ctx: keyed.handlerContext };
   if (!span) return enqueue(keyed, job, queue, report);
   if (span.recording === false) {
@@ -34,13 +39,17 @@ export function handOff(keyed: Keyed, queue: DurableQueue, report: Report, span?
     [TRACE_ATTRIBUTE.eventType]: keyed.event.type,
   });
   job.trace = producing.carrier();
-  return enqueue(keyed, job, queue, report).then((stop) => {
-    endStage(producing, stop, (ended) => ended.stop === 'queue_unavailable');
-    return stop;
+  return enqueue(keyed, job, queue, report).then((ending) => {
+    endStage(
+      producing,
+      'ack' in ending ? ending.ack : ending.stop,
+      (reason) => reason === 'queue_unavailable',
+    );
+    return ending;
   });
 }
 
-async function enqueue(keyed: Keyed, job: DurableJob, queue: DurableQueue, report: Report): Promise<Stop> {
+async function enqueue(keyed: Keyed, job: DurableJob, queue: DurableQueue, report: Report): Promise<Ending> {
   let result: EnqueueResult;
   try {
     const enqueuing = callUser(() =>

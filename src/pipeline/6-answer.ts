@@ -1,11 +1,10 @@
+import type { Report } from '../claims/report.js';
 import { acceptedOutcome, ignoredOutcome, type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
-import type { Received } from './1-check-request.js';
+import type { Received } from './1-read.js';
 import type { Verified } from './3-verify.js';
-import type { Parsed } from './4-parse.js';
-import type { Settlement } from './8-settle.js';
-import type { Report } from './report.js';
-import type { Rejection, Stop } from './stop.js';
+import type { Parsed } from './4-event.js';
+import type { Ending, Rejection } from './ending.js';
 
 export interface Answering {
   /** The Retry-After of a reason advised `later`, unless the stage that stopped knows better. */
@@ -21,35 +20,20 @@ const REASON_HEADERS: Partial<Record<ReasonCode, Record<string, string>>> = {
   payload_too_large: { connection: 'close' },
 };
 
-const SHUTTING_DOWN: Rejection = { stop: 'shutting_down' };
-
 /**
- * The answer of a walk: where a stage stopped it, or how its claim settled. A body already parsed is also told
+ * The answer of a walk: how it was acknowledged, or why a stage rejected it. A body already parsed is also told
  * to onError: the receiver's mounting is at fault, not the sender.
  */
-export function answer(
-  received: Received,
-  ending: Stop | Settlement,
-  answering: Answering,
-): Outcome | Promise<Outcome> {
+export async function answer(received: Received, ending: Ending, answering: Answering): Promise<Outcome> {
   const { requestId } = received;
-  if ('status' in ending) return settled(ending, requestId, answering.retryAfterSeconds);
-  if (ending.stop === 'duplicate') return acceptedOutcome(requestId, 200, true);
-  if (ending.stop === 'accepted') return acceptedOutcome(requestId, 202);
-  if (ending.stop === 'ignored') return ignoredOutcome(requestId);
+  if ('ack' in ending) {
+    if (ending.ack === 'processed') return acceptedOutcome(requestId, 200);
+    if (ending.ack === 'duplicate') return acceptedOutcome(requestId, 200, true);
+    if (ending.ack === 'accepted') return acceptedOutcome(requestId, 202);
+    return ignoredOutcome(requestId);
+  }
   if (ending.stop === 'body_already_parsed') return bodyAlreadyParsed(requestId, ending, answering.report);
   return refuse(ending, requestId, answering.retryAfterSeconds);
-}
-
-function settled(settlement: Settlement, requestId: string, retryAfterSeconds: number): Outcome {
-  switch (settlement.status) {
-    case 'completed':
-      return acceptedOutcome(requestId, 200);
-    case 'abandoned':
-      return refuse(SHUTTING_DOWN, requestId, retryAfterSeconds);
-    case 'failed':
-      return refuse({ stop: settlement.reason }, requestId, retryAfterSeconds);
-  }
 }
 
 /** A rejection as the contract has it: its status and message, and Retry-After when the advice is `later`. */
@@ -71,12 +55,11 @@ async function bodyAlreadyParsed(requestId: string, rejection: Rejection, report
 }
 
 /** Labels an answer with the event it is about, for logs and metrics. */
-export function tag(reached: Verified | Parsed, outcome: Outcome): Outcome {
-  if ('event' in reached) {
-    const { event } = reached;
+export function tag(reached: Received | Verified | Parsed, outcome: Outcome): Outcome {
+  const { event, mode, tenant } = reached as Partial<Parsed>;
+  if (event)
     outcome.event = event.id === undefined ? { type: event.type } : { id: event.id, type: event.type };
-  }
-  outcome.mode = reached.mode;
-  if (reached.tenant !== undefined) outcome.tenant = reached.tenant;
+  if (mode !== undefined) outcome.mode = mode;
+  if (tenant !== undefined) outcome.tenant = tenant;
   return outcome;
 }

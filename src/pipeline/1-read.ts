@@ -1,36 +1,61 @@
 import { byteLength, type SignedPiece } from '../base/bytes.js';
 import { RawBodyError } from '../base/errors.js';
-import { BODY_LENGTH_MISMATCH, BODY_TIMEOUT, BODY_TOO_LARGE } from '../contract/request.js';
-import type { Received } from './1-check-request.js';
-import type { Stop } from './stop.js';
+import {
+  BODY_LENGTH_MISMATCH,
+  BODY_TIMEOUT,
+  BODY_TOO_LARGE,
+  getHeader,
+  isJsonContentType,
+  type ReceiveRequest,
+} from '../contract/request.js';
+import type { Rejection } from './ending.js';
+
+/** A request as it arrives, under the id its answer and every log line carry. */
+export interface Received {
+  readonly request: ReceiveRequest;
+  readonly requestId: string;
+}
 
 /** A request whose body was read: the raw body, exactly as received. */
 export interface Read extends Received {
   readonly body: SignedPiece;
 }
 
+const NOT_POST: Rejection = { stop: 'method_not_allowed' };
+const NOT_JSON: Rejection = { stop: 'unsupported_media_type' };
+
+/** The cheap checks, before a byte of the body is read: a webhook is a POST of JSON. */
+export function checkRequest(received: Received): Rejection | undefined {
+  const { request } = received;
+  const method = request?.method;
+  if (method !== 'POST' && (typeof method !== 'string' || method.toUpperCase() !== 'POST')) return NOT_POST;
+  if (!isJsonContentType(getHeader(request.headers, 'content-type'))) return NOT_JSON;
+  return undefined;
+}
+
 /**
  * Reads the body within `maxBytes` and `deadlineMs`, streaming when the adapter gave a reader. Anything that is
  * not bytes or a string (a framework parsed it first) is body_already_parsed, and the message names what came.
  */
-export function readBody(
+export async function readBody(
   received: Received,
   maxBytes: number,
   deadlineMs: number,
-): Read | Stop | Promise<Read | Stop> {
+): Promise<Read | Rejection> {
   const { request } = received;
   if (!request.readBody) return acceptBody(received, request.rawBody, maxBytes);
-  const body = request.readBody(maxBytes, deadlineMs);
-  if (typeof (body as PromiseLike<unknown> | undefined)?.then !== 'function') {
-    return acceptBody(received, body, maxBytes);
+  let body: unknown;
+  try {
+    body = await request.readBody(maxBytes, deadlineMs);
+  } catch {
+    return REQUEST_ABORTED;
   }
-  return Promise.resolve(body as PromiseLike<unknown>).then(
-    (read) => acceptBody(received, read, maxBytes),
-    (): Stop => ({ stop: 'request_aborted' }),
-  );
+  return acceptBody(received, body, maxBytes);
 }
 
-function acceptBody(received: Received, body: unknown, maxBytes: number): Read | Stop {
+const REQUEST_ABORTED: Rejection = { stop: 'request_aborted' };
+
+function acceptBody(received: Received, body: unknown, maxBytes: number): Read | Rejection {
   if (body === BODY_TOO_LARGE) return { stop: 'payload_too_large' };
   if (body === BODY_TIMEOUT) return { stop: 'body_timeout' };
   if (body === BODY_LENGTH_MISMATCH) return { stop: 'content_length_mismatch' };

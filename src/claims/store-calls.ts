@@ -1,7 +1,5 @@
-import { type Awaitable, andThen, callUser, isThenable } from '../base/awaitable.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { StoreTimeoutError } from '../stores/deadline.js';
-import { immediateOf } from '../stores/memory.js';
 import type { ClaimResult, DedupeStore } from '../stores/types.js';
 
 /** What a store call fails with when the store broke its contract: the receiver answers 503 store_unavailable. */
@@ -10,66 +8,56 @@ export class StoreContractError extends Error {
 }
 
 /**
- * Every call the receiver makes to its dedupe store, in one shape whatever the store is: a store may be written
- * by anyone, so it may throw instead of rejecting, answer with any thenable or a plain value, resolve something
+ * Every call a claim makes to its dedupe store, in one shape whatever the store is: a store may be written by
+ * anyone, so it may throw instead of rejecting, answer with any thenable or a plain value, resolve something
  * that is not a result, or never answer. Here each of those becomes a rejection with an error that names what
- * the store did, within `timeoutMs`. The in-memory store, unchanged by a subclass, answers at once.
+ * the store did, within `timeoutMs`.
  */
 export class StoreCalls<Tx> {
-  readonly #immediate: ReturnType<typeof immediateOf>;
-
   constructor(
     readonly store: DedupeStore<Tx>,
     readonly timeoutMs: number,
-  ) {
-    this.#immediate = immediateOf(store as DedupeStore<unknown>);
-  }
+  ) {}
 
-  claim(key: string, leaseMs: number): Awaitable<ClaimResult> {
-    if (this.#immediate) return callUser(() => this.#immediate?.claimSync(key, leaseMs) as ClaimResult);
-    const claiming = callUser(() => this.store.claim(key, leaseMs));
-    const checked = andThen(claiming, checkClaim);
-    if (!isThenable(checked)) return checked;
-    return this.#within('claim', checked).catch((error: unknown) => {
+  async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+    const claiming = checkedClaim(this.store, key, leaseMs);
+    try {
+      return await this.#within('claim', claiming);
+    } catch (error) {
       // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-      if (error instanceof StoreTimeoutError) void this.#releaseLate(key, checked);
+      if (error instanceof StoreTimeoutError) void this.#releaseLate(key, claiming);
       throw error;
-    });
+    }
   }
 
-  complete(key: string, token: string, retentionMs: number): Awaitable<boolean> {
-    if (this.#immediate)
-      return callUser(() => this.#immediate?.completeSync(key, token, retentionMs) === true);
+  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     return this.#settle('complete', () => this.store.complete(key, token, retentionMs));
   }
 
-  renew(key: string, token: string, leaseMs: number): Awaitable<boolean> {
+  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
     return this.#settle('renew', () => this.store.renew(key, token, leaseMs));
   }
 
-  release(key: string, token: string): Awaitable<boolean> {
+  release(key: string, token: string): Promise<boolean> {
     return this.#settle('release', () => this.store.release(key, token));
   }
 
   /** The store's transaction around the handlers: no deadline of its own (the handlers' run is bounded). */
-  transact(key: string, token: string, retentionMs: number, work: (tx: Tx) => Promise<void>): Promise<void> {
+  async transact(key: string, token: string, retentionMs: number, work: (tx: Tx) => Promise<void>) {
     const transact = this.store.transact as NonNullable<DedupeStore<Tx>['transact']>;
-    return Promise.resolve(callUser(() => transact.call(this.store, key, token, retentionMs, work))).then(
-      noop,
-    );
+    await transact.call(this.store, key, token, retentionMs, work);
   }
 
   get transactional(): boolean {
     return typeof this.store.transact === 'function';
   }
 
-  #settle(method: 'complete' | 'renew' | 'release', call: () => Awaitable<boolean>): Awaitable<boolean> {
-    const checked = andThen(callUser(call), (owned) => checkOwned(method, owned));
-    return isThenable(checked) ? this.#within(method, checked) : checked;
+  #settle(method: 'complete' | 'renew' | 'release', call: () => PromiseLike<boolean> | boolean) {
+    return this.#within(method, checkedOwned(method, call));
   }
 
-  #within<T>(method: string, work: PromiseLike<T>): Promise<T> {
-    return withTimeout(Promise.resolve(work), this.timeoutMs).then((settled) => {
+  #within<T>(method: string, work: Promise<T>): Promise<T> {
+    return withTimeout(work, this.timeoutMs).then((settled) => {
       if (settled !== TIMED_OUT) return settled;
       throw new StoreTimeoutError(
         `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
@@ -79,7 +67,7 @@ export class StoreCalls<Tx> {
     });
   }
 
-  async #releaseLate(key: string, claiming: PromiseLike<ClaimResult>): Promise<void> {
+  async #releaseLate(key: string, claiming: Promise<ClaimResult>): Promise<void> {
     try {
       const late = await claiming;
       if (late.status === 'claimed') await this.store.release(key, late.token);
@@ -87,6 +75,15 @@ export class StoreCalls<Tx> {
       // Nothing to hand back, or the store is still failing: the lease then ends by itself.
     }
   }
+}
+
+/** The store's claim, awaited as `await` takes any answer (a throw, a thenable, a plain value), then checked. */
+async function checkedClaim<Tx>(store: DedupeStore<Tx>, key: string, leaseMs: number): Promise<ClaimResult> {
+  return checkClaim(await store.claim(key, leaseMs));
+}
+
+async function checkedOwned(method: string, call: () => PromiseLike<boolean> | boolean): Promise<boolean> {
+  return checkOwned(method, await call());
 }
 
 const CLAIM_SHAPE =
@@ -120,5 +117,3 @@ function shapeOf(value: unknown): string {
     ? `{ status: ${JSON.stringify(status.slice(0, 40))}, … }`
     : 'an object with no known status';
 }
-
-function noop(): void {}

@@ -1,10 +1,49 @@
-import { flatJoin, type SignedPiece } from '../base/bytes.js';
-import type { ErrorContext } from '../contract/context.js';
+import { flatJoin, type SignedPiece, utf8Text } from '../base/bytes.js';
+import type { DeliveryContext, ErrorContext, HandlerContext } from '../contract/context.js';
 import type { CryptoProvider } from '../crypto/provider.js';
+import type { ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
 import type { Verifier } from '../signature/verifier.js';
-import type { Parsed } from './4-parse.js';
-import { type DeliveryContext, deliveryContext } from './handler-context.js';
+import type { Verified } from './3-verify.js';
+import type { Rejection } from './ending.js';
+
+/** A verified request whose body is an event of the catalogue (or of a type it does not know). */
+export interface Parsed extends Verified {
+  readonly event: { type: string; id?: string };
+}
+
+const INVALID_JSON: Rejection = { stop: 'invalid_json' };
+
+/**
+ * JSON, then the event's schema. A UTF-8 byte order mark before the JSON text is ignored (RFC 8259 lets a
+ * parser do so), the same whatever the body's form: Node's Buffer decoding keeps the mark and TextDecoder drops
+ * it, so without one rule the same signed bytes would get different answers in different runtimes.
+ */
+export function parse(verified: Verified, parseEvent: (value: unknown) => ParsedEvent): Parsed | Rejection {
+  let json: unknown;
+  try {
+    json = JSON.parse(jsonText(verified.body));
+  } catch {
+    return INVALID_JSON;
+  }
+  const parsed = parseEvent(json);
+  if (parsed.ok) {
+    const { request, requestId, body, mode, timestamp, messageId, tenant } = verified;
+    return { request, requestId, body, mode, timestamp, messageId, tenant, event: parsed.event };
+  }
+  const paths = parsed.issues.map((issue) => issue.path || '(body)').join(', ');
+  return {
+    stop: 'invalid_event',
+    message: `The event does not match its schema at: ${paths}.`,
+    issues: parsed.issues,
+  };
+}
+
+function jsonText(body: SignedPiece): string {
+  if (typeof body === 'string') return body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
+  const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
+  return utf8Text(bom ? body.subarray(3) : body);
+}
 
 /** A parsed event under the key it is deduplicated by, with what onError and its handlers are told of it. */
 export interface Keyed extends Parsed {
@@ -107,4 +146,26 @@ function keyed(parsed: Parsed, key: string): Keyed {
     context,
     handlerContext,
   };
+}
+
+/**
+ * The one place a handler's context is built from a verified delivery, so the direct path and the job a
+ * worker runs carry the same fields (a durable job keeps it as JSON: only fields that are set appear).
+ */
+export function deliveryContext(verified: Verified, dedupeKey: string): DeliveryContext {
+  const context: DeliveryContext = {
+    requestId: verified.requestId,
+    mode: verified.mode,
+    timestamp: verified.timestamp,
+    dedupeKey,
+  };
+  if (verified.messageId !== undefined) context.messageId = verified.messageId;
+  if (verified.tenant !== undefined) context.tenant = verified.tenant;
+  return context;
+}
+
+/** The context a handler run gets: the delivery's, with the store's transaction (a literal: no spread per run). */
+export function withTransaction<Tx>(context: DeliveryContext, tx: Tx): Omit<HandlerContext<Tx>, 'attempt'> {
+  const { requestId, mode, timestamp, dedupeKey, messageId, tenant } = context;
+  return { requestId, mode, timestamp, dedupeKey, messageId, tenant, tx };
 }

@@ -1,0 +1,174 @@
+import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailable.js';
+import type { Held, KeptLease, LeaseKeeper } from './lease-keeper.js';
+import type { Report } from './report.js';
+import type { StoreCalls } from './store-calls.js';
+
+/** An event's handlers, given the store's transaction (undefined on a store without one). */
+export type Handle<Tx> = (tx: Tx) => Promise<void> | undefined;
+
+/** How a claimed event ended: completed, released after a failure, or given up at shutdown. */
+export type Settlement =
+  | { status: 'completed' }
+  | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' | 'not_replicated' }
+  | { status: 'abandoned' };
+
+/** How a claim's handlers ran: all succeeded (committed with the claim on a transactional store), or not. */
+type Ran =
+  | { ok: true; committed: boolean }
+  | { ok: false; reason: 'handler_failed' | 'store_unavailable'; cause: unknown };
+
+/** What a claim uses of its home (claims.ts): the store's calls, the lease keeper, retention, onError. */
+export interface ClaimParts<Tx> {
+  readonly calls: StoreCalls<Tx>;
+  readonly leases: LeaseKeeper;
+  readonly retentionMs: number;
+  readonly report: Report;
+}
+
+const COMPLETED: Settlement = { status: 'completed' };
+const ABANDONED: Settlement = { status: 'abandoned' };
+const COMMITTED: Ran = { ok: true, committed: true };
+const NOT_COMMITTED: Ran = { ok: true, committed: false };
+
+/**
+ * One held claim's life after it was taken: its lease kept alive, its handlers run (in the store's
+ * transaction when it has one), then exactly one settlement: complete after every handler succeeded, release
+ * when one failed or when shutdown gave up on it (abandon), whatever order the end of the run and an abandon
+ * come in.
+ */
+export class Claim<Tx> {
+  #state: 'held' | 'running' | 'settling' | 'settled' = 'held';
+  #run: Promise<Settlement> | undefined;
+  readonly #lease: KeptLease | undefined;
+
+  constructor(
+    readonly parts: ClaimParts<Tx>,
+    readonly held: Held,
+    readonly handle: Handle<Tx>,
+  ) {
+    this.#lease = parts.leases.keep(held);
+  }
+
+  /** Runs the handlers, then settles by how they ran; never rejects. */
+  run(): Promise<Settlement> {
+    this.#state = 'running';
+    this.#run = this.#runThenSettle();
+    return this.#run;
+  }
+
+  /** Shutdown gave up on the event: release the claim so the service's retry runs it, unless it is settling. */
+  abandon(): Promise<unknown> {
+    if (this.#state === 'settling' && this.#run) return this.#run;
+    if (this.#state === 'settled') return Promise.resolve();
+    this.#state = 'settled';
+    return this.#release();
+  }
+
+  async #runThenSettle(): Promise<Settlement> {
+    const ran = this.parts.calls.transactional ? await this.#inTransaction() : await this.#handlers();
+    // Given up by shutdown while the handlers ran: the claim was released then.
+    if (this.#state !== 'running') return ABANDONED;
+    this.#state = 'settling';
+    return ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
+  }
+
+  async #handlers(): Promise<Ran> {
+    try {
+      await this.handle(undefined as Tx);
+      return NOT_COMMITTED;
+    } catch (error) {
+      return { ok: false, reason: 'handler_failed', cause: error ?? REJECTED_WITHOUT_REASON() };
+    }
+  }
+
+  /** Runs the handlers inside the store's transaction; a failure says whose it was. */
+  async #inTransaction(): Promise<Ran> {
+    let handlerError: unknown;
+    const work = async (tx: Tx) => {
+      try {
+        await this.handle(tx);
+      } catch (error) {
+        handlerError = error ?? REJECTED_WITHOUT_REASON();
+        throw handlerError;
+      }
+    };
+    const { key, token } = this.held;
+    try {
+      await this.parts.calls.transact(key, token, this.parts.retentionMs, work);
+      return COMMITTED;
+    } catch (cause) {
+      // A handler that met a lost connection or a failover failed because of the store.
+      if (handlerError !== undefined && !(cause instanceof StoreUnavailableError)) {
+        return { ok: false, reason: 'handler_failed', cause };
+      }
+      return { ok: false, reason: 'store_unavailable', cause };
+    }
+  }
+
+  async #complete(committed: boolean): Promise<Settlement> {
+    const { calls, retentionMs, leases } = this.parts;
+    leases.drop(this.#lease);
+    this.#state = 'settled';
+    if (committed) return COMPLETED;
+    // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
+    // lease expires and a later retry may run the event again (at-least-once).
+    let owned: boolean;
+    try {
+      owned = await calls.complete(this.held.key, this.held.token, retentionMs);
+    } catch (cause) {
+      // A completion the replicas asked for (waitForReplicas) do not hold is never acknowledged.
+      if (cause instanceof ReplicasBehindError && !cause.accepted) return this.#unreplicated(cause);
+      await this.#tell('store_unavailable', 'The dedupe store failed to record a completed event.', cause);
+      return COMPLETED;
+    }
+    if (!owned) {
+      const { eventType } = this.held.context;
+      const message = `The claim of ${eventType} was taken over before it completed; a retry may run it again.`;
+      await this.#tell('lease_lost', message, undefined);
+    }
+    return COMPLETED;
+  }
+
+  async #fail(reason: 'handler_failed' | 'store_unavailable', cause: unknown): Promise<Settlement> {
+    await this.#release();
+    this.#state = 'settled';
+    const { eventType } = this.held.context;
+    const message =
+      reason === 'handler_failed'
+        ? `A handler for ${eventType} failed; the claim was released so the service's retry runs it again.`
+        : `The dedupe store failed while running ${eventType} in its transaction; the claim was released.`;
+    await this.#tell(reason, message, cause);
+    return { status: 'failed', reason };
+  }
+
+  async #unreplicated(cause: unknown): Promise<Settlement> {
+    // A completion that landed is not owned by the token any more: only a claim it never reached is dropped.
+    await this.#release();
+    await this.#tell(
+      'store_unavailable',
+      'The completion of an event is not on enough replicas; it is answered 503 not_replicated until they hold it.',
+      cause,
+    );
+    return { status: 'failed', reason: 'not_replicated' };
+  }
+
+  async #release(): Promise<void> {
+    this.parts.leases.drop(this.#lease);
+    try {
+      await this.parts.calls.release(this.held.key, this.held.token);
+    } catch (cause) {
+      // The lease expires by itself; until then a retry answers 409 event_in_progress.
+      await this.#tell(
+        'store_unavailable',
+        'The dedupe store failed to release a claim; a retry is answered event_in_progress until its lease ends.',
+        cause,
+      );
+    }
+  }
+
+  #tell(code: Parameters<Report>[0], message: string, cause: unknown): Promise<void> {
+    return this.parts.report(code, message, cause, this.held.context);
+  }
+}
+
+const REJECTED_WITHOUT_REASON = () => new Error('A handler rejected without a reason.');

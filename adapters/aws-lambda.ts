@@ -23,6 +23,13 @@ export interface LambdaHttpEvent {
   resource?: string;
   rawPath?: string;
   rawQueryString?: string;
+  /**
+   * API Gateway REST (payload 1.0): the query's parameters, decoded, the last value of a repeated one; ALB: as
+   * sent (percent-encoded). Null or absent without a query.
+   */
+  queryStringParameters?: Readonly<Record<string, string | undefined>> | null;
+  /** Every value of each query parameter, in order: REST APIs always, ALBs with multi-value headers on. */
+  multiValueQueryStringParameters?: Readonly<Record<string, readonly string[] | undefined>> | null;
   headers?: Readonly<Record<string, string | undefined>> | null;
   multiValueHeaders?: Readonly<Record<string, readonly string[] | undefined>> | null;
   body?: string | null;
@@ -92,9 +99,35 @@ function headersOf(event: LambdaHttpEvent): HeaderSource {
   return (event.headers ?? {}) as Readonly<Record<string, string | undefined>>;
 }
 
+/**
+ * The request target with its query. HTTP API 2.0 and Function URLs give the query as sent; REST APIs and ALBs
+ * give it as parameters, rebuilt here in the order they came: ALBs pass names and values as sent, REST APIs
+ * decoded (encoded again). The multi-value form is preferred: it keeps every value of a repeated parameter.
+ */
 function urlOf(event: LambdaHttpEvent): string | undefined {
-  if (event.rawPath === undefined) return event.path;
-  return event.rawQueryString ? `${event.rawPath}?${event.rawQueryString}` : event.rawPath;
+  if (event.rawPath !== undefined) {
+    return event.rawQueryString ? `${event.rawPath}?${event.rawQueryString}` : event.rawPath;
+  }
+  const query = queryOf(event);
+  return query && event.path !== undefined ? `${event.path}?${query}` : event.path;
+}
+
+function queryOf(event: LambdaHttpEvent): string {
+  const encode = event.requestContext?.elb ? (part: string) => part : encodeURIComponent;
+  const parts: string[] = [];
+  const multi = event.multiValueQueryStringParameters;
+  const single = event.queryStringParameters;
+  if (multi && Object.keys(multi).length > 0) {
+    for (const name in multi) {
+      for (const value of multi[name] ?? []) parts.push(`${encode(name)}=${encode(value)}`);
+    }
+  } else if (single) {
+    for (const name in single) {
+      const value = single[name];
+      if (value !== undefined) parts.push(`${encode(name)}=${encode(value)}`);
+    }
+  }
+  return parts.join('&');
 }
 
 /** The body's bytes: decoded from base64 when the platform encoded them, else the text it passed. */

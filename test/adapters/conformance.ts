@@ -53,6 +53,8 @@ export const conformanceCases = [
   'chunked_body',
   'sized_answers',
   'route_params',
+  'query_string',
+  'query_string_repeated',
   'tenants',
   'tenant_rotation',
   'unknown_tenant',
@@ -63,6 +65,8 @@ export type ConformanceCase = (typeof conformanceCases)[number];
 
 /** The cases of a receiver for many accounts: run under the default profile, whose receiver looks secrets up. */
 const TENANT_CASES: ReadonlySet<string> = new Set<ConformanceCase>([
+  'query_string',
+  'query_string_repeated',
   'tenants',
   'tenant_rotation',
   'unknown_tenant',
@@ -381,6 +385,34 @@ function defineSuite(
         expectErrorReply(await deliverTo(other.account, crossed, SECRET), 401, 'signature_mismatch');
         expectErrorReply(await deliverTo(ACCOUNT, crossed, other.secret), 401, 'signature_mismatch');
         expect(await tenantsOf(crossed.id)).toEqual([]);
+      },
+    );
+
+    test(
+      'query_string',
+      'the query reaches the receiver as sent: a tenant named by an encoded ?account= is verified as it',
+      async () => {
+        const { account, secret } = other;
+        // Percent-encoded, among a repeated parameter: the account is read from the query, not the route.
+        const event = createEvent('message.delivered');
+        const encoded = encodeURIComponent(account).replace('b', '%62');
+        const url = `${server.url}?note=a%26b&account=${encoded}&note=c`;
+        const signed = createSignedRequest(event, { secret });
+        expectAccepted(await post(signed.body, signed.headers, url), false);
+        expect(await tenantsOf(event.id)).toEqual([account]);
+      },
+    );
+
+    test(
+      'query_string_repeated',
+      'every value of a repeated query parameter arrives, in order: the first ?account= names the tenant',
+      async () => {
+        const { account, secrets } = TENANTS.rotating;
+        const event = createEvent('message.delivered');
+        const signed = createSignedRequest(event, { secret: secrets[0] });
+        const url = `${server.url}?account=${account}&account=${other.account}`;
+        expectAccepted(await post(signed.body, signed.headers, url), false);
+        expect(await tenantsOf(event.id)).toEqual([account]);
       },
     );
 

@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignatureProfile } from '../../src/index.js';
 import {
@@ -40,6 +41,7 @@ export const conformanceCases = [
   'duplicate',
   'method_not_allowed',
   'unsupported_media_type',
+  'compressed_body',
   'payload_too_large_declared',
   'payload_too_large_chunked',
   'signature_reasons',
@@ -191,6 +193,25 @@ function defineSuite(
         const signed = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
         const reply = await post(signed.body, { ...signed.headers, 'content-type': 'text/plain' });
         expectErrorReply(reply, 415, 'unsupported_media_type');
+      },
+    );
+
+    test(
+      'compressed_body',
+      'a compressed body (gzip, deflate, br) is answered 415 unsupported_encoding; identity is processed',
+      async () => {
+        const event = createEvent('message.delivered');
+        const signed = createSignedRequest(event, { secret: SECRET });
+        // Signed over the JSON, sent compressed: one answer whether or not the framework inflates it.
+        for (const [encoding, compress] of COMPRESSIONS) {
+          const headers = { ...signed.headers, 'content-encoding': encoding };
+          const reply = await post(new Uint8Array(compress(Buffer.from(signed.body))), headers);
+          const error = expectErrorReply(reply, 415, 'unsupported_encoding');
+          expect(error.message).toContain('uncompressed');
+        }
+        expect(await handledOf(event.id)).toEqual([]);
+        expectAccepted(await post(signed.body, { ...signed.headers, 'content-encoding': 'identity' }), false);
+        expect(await handledOf(event.id)).toHaveLength(1);
       },
     );
 
@@ -474,6 +495,12 @@ function defineSuite(
     });
   });
 }
+
+const COMPRESSIONS: ReadonlyArray<[string, (body: Buffer) => Buffer]> = [
+  ['gzip', gzipSync],
+  ['deflate', deflateSync],
+  ['br', brotliCompressSync],
+];
 
 function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);

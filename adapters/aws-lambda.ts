@@ -1,12 +1,11 @@
 import { Buffer } from 'node:buffer';
 import { STATUS_CODES } from 'node:http';
 import {
-  type AdapterReceiver,
-  configError,
+  createAdapter,
   type HeaderSource,
+  hostedHeaders,
   type Outcome,
   type ReceiverSource,
-  receiverAtFirstRequest,
 } from '../src/adapter.js';
 
 /**
@@ -70,26 +69,20 @@ const ASYNC_REFUSED =
  * receiver still refuses one over its `maxBodyBytes` (413).
  */
 export function createLambdaHandler(source: ReceiverSource): LambdaHttpHandler {
-  if (typeof source !== 'function') refuseAsync(source);
-  const receiver = receiverAtFirstRequest(
-    typeof source === 'function' ? () => refuseAsync(source()) : source,
-  );
-  return async (event) => {
-    const outcome = await receiver.receive({
+  return createAdapter<[LambdaHttpEvent, unknown?], LambdaHttpResult>(source, {
+    name: 'messaging-webhooks/aws-lambda',
+    usage: 'export const handler = createLambdaHandler(receiver)',
+    refuse: (receiver) => (receiver.limits?.ack === 'async' ? ASYNC_REFUSED : undefined),
+    read: (event) => ({
       method: event.requestContext?.http?.method ?? event.httpMethod ?? 'GET',
       headers: headersOf(event),
       url: urlOf(event),
       ...(event.resource ? { route: event.resource } : {}),
       ...(event.pathParameters ? { params: event.pathParameters } : {}),
       rawBody: bodyOf(event),
-    });
-    return resultFor(event, outcome);
-  };
-}
-
-function refuseAsync(receiver: AdapterReceiver): AdapterReceiver {
-  if (receiver?.limits?.ack === 'async') throw configError(ASYNC_REFUSED);
-  return receiver;
+    }),
+    write: (outcome, event) => resultFor(event, outcome),
+  });
 }
 
 /** Every value of a repeated header when the event has them (case as sent: the core looks names up in any case). */
@@ -143,10 +136,7 @@ function bodyOf(event: LambdaHttpEvent): Uint8Array | string {
  * `connection` and `content-length` are left to it.
  */
 function resultFor(event: LambdaHttpEvent, outcome: Outcome): LambdaHttpResult {
-  const headers: Record<string, string> = {};
-  for (const name in outcome.headers) {
-    if (name !== 'connection' && name !== 'content-length') headers[name] = outcome.headers[name] as string;
-  }
+  const headers = hostedHeaders(outcome);
   const result: LambdaHttpResult = { statusCode: outcome.status, body: outcome.body, isBase64Encoded: false };
   if (event.requestContext?.elb) {
     result.statusDescription = `${outcome.status} ${STATUS_CODES[outcome.status] ?? ''}`.trimEnd();

@@ -2,7 +2,7 @@ import { setImmediate as nextTurn } from 'node:timers/promises';
 import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { webhooks } from '../../adapters/fastify.js';
-import type { ClaimResult } from '../../src/adapter.js';
+import type { ClaimResult } from '../../src/extend.js';
 import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
 import { HOOK_TIMEOUT_MS } from '../../src/receiver/handlers.js';
 import { createEvent } from '../../src/testing.js';

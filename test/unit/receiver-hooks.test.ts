@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { RejectionReason } from '../../src/adapter.js';
 import { reasonAnswers } from '../../src/contract/reasons.js';
+import type { RejectionReason } from '../../src/index.js';
 import {
   createReceiver,
   type DedupeStore,

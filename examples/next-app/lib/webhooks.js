@@ -18,7 +18,7 @@ export function webhooks() {
   return globalThis[STATE];
 }
 
-/** What the webhook routes mount: createRouteHandler and createPagesHandler call it at the first request. */
+/** What the webhook routes mount: createNextRouteHandler and createNextPagesHandler call it at the first request. */
 export const receiver = () => webhooks().receiver;
 
 /**

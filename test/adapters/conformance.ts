@@ -411,13 +411,13 @@ function defineSuite(
 
     test(
       'query_string',
-      'the query reaches the receiver as sent: a tenant named by an encoded ?account= is verified as it',
+      'the query reaches the receiver as sent: a tenant named by an encoded ?tenant= is verified as it',
       async () => {
         const { account, secret } = other;
         // Percent-encoded, among a repeated parameter: the account is read from the query, not the route.
         const event = createEvent('message.delivered');
         const encoded = encodeURIComponent(account).replace('b', '%62');
-        const url = `${server.url}?note=a%26b&account=${encoded}&note=c`;
+        const url = `${server.url}?note=a%26b&tenant=${encoded}&note=c`;
         const signed = createSignedRequest(event, { secret });
         expectAccepted(await post(signed.body, signed.headers, url), false);
         expect(await tenantsOf(event.id)).toEqual([account]);
@@ -426,12 +426,12 @@ function defineSuite(
 
     test(
       'query_string_repeated',
-      'every value of a repeated query parameter arrives, in order: the first ?account= names the tenant',
+      'every value of a repeated query parameter arrives, in order: the first ?tenant= names the tenant',
       async () => {
         const { account, secrets } = TENANTS.rotating;
         const event = createEvent('message.delivered');
         const signed = createSignedRequest(event, { secret: secrets[0] });
-        const url = `${server.url}?account=${account}&account=${other.account}`;
+        const url = `${server.url}?tenant=${account}&tenant=${other.account}`;
         expectAccepted(await post(signed.body, signed.headers, url), false);
         expect(await tenantsOf(event.id)).toEqual([account]);
       },

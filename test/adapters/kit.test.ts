@@ -81,7 +81,7 @@ describe('the adapter kit', () => {
 
   it('serves a platform of its own, read and write given, over a real socket', async () => {
     const receiver = createReceiver({ secrets: SECRET });
-    const seen: string[] = [];
+    const seen: unknown[] = [];
     receiver.on('message.delivered', (event) => {
       seen.push(event.id);
     });

@@ -35,12 +35,12 @@ function createWebhooks(env) {
     ...(env.MAX_BODY_BYTES ? { maxBodyBytes: Number(env.MAX_BODY_BYTES) } : {}),
     ...(env.BODY_TIMEOUT_MS ? { bodyTimeoutMs: Number(env.BODY_TIMEOUT_MS) } : {}),
   });
-  // Many accounts, one route: the account is `?account=` when the URL has one, else the route's [account]
+  // Many accounts, one route: the account is `?tenant=` when the URL has one, else the route's [account]
   // segment; its secrets are looked up when a delivery for it comes (here from WEBHOOK_SECRETS_BY_ACCOUNT; in an
   // app, from its database).
   const accounts = createReceiver({
     tenant: (request) =>
-      new URL(request.url ?? '/', 'http://localhost').searchParams.get('account') ?? request.params.account,
+      new URL(request.url ?? '/', 'http://localhost').searchParams.get('tenant') ?? request.params.account,
     secrets: secretsLookup(env),
     ...(env.LOOKUP_TIMEOUT_MS ? { tenantSecrets: { timeoutMs: Number(env.LOOKUP_TIMEOUT_MS) } } : {}),
     ...(env.MAX_BODY_BYTES ? { maxBodyBytes: Number(env.MAX_BODY_BYTES) } : {}),

@@ -19,11 +19,5 @@ export type {
 } from './crypto/provider.js';
 /** The ledger the RabbitMQ and NATS queues keep in PostgreSQL. */
 export type { LedgerOptions, LedgerPool } from './durable/ledger/ledger.js';
-export type {
-  DispatchingReceiver,
-  DurableJob,
-  DurableQueue,
-  DurableWorker,
-  EnqueueResult,
-} from './durable/port.js';
+export type { DispatchingReceiver, DurableJob, EnqueueResult } from './durable/port.js';
 export type { ClaimResult, StoreTx } from './stores/types.js';

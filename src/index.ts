@@ -27,8 +27,10 @@ export {
   type SkipReason,
 } from './durable/dead-letters.js';
 export type {
+  DurableQueue,
   DurableQueueCounts,
   DurableQueueOptions,
+  DurableWorker,
   DurableWorkerOptions,
   DurationCounts,
   RetryOptions,

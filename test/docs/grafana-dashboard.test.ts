@@ -6,7 +6,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reasonAnswers } from '../../src/contract/reasons.js';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
-import type { DurableWorker } from '../../src/extend.js';
+import type { DurableWorker } from '../../src/index.js';
 import { createReceiver } from '../../src/index.js';
 import { registerMetrics, registerWorkerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';

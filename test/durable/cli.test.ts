@@ -3,7 +3,7 @@ import { createClient } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
 import { bullmqQueue, createBullmqWorker as createWorker } from '../../src/durable/bullmq/index.js';
-import type { DurableWorker } from '../../src/extend.js';
+import type { DurableWorker } from '../../src/index.js';
 import { createReceiver } from '../../src/index.js';
 import { ensureBuilt } from '../support/build.js';
 import { runCli, SECRET, start, startServer, type TestServer } from '../support/child-processes.js';

@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DurableQueue } from '../../src/extend.js';
-import type { DeadLetters } from '../../src/index.js';
+import type { DeadLetters, DurableQueue } from '../../src/index.js';
 import { ensureBuilt } from '../support/build.js';
 import { runCli } from '../support/child-processes.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';

@@ -1,8 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ALL_PAGE_SIZE } from '../../src/durable/dead-letter-pages.js';
-import type { DurableQueue, DurableWorker } from '../../src/extend.js';
-import type { DeadLetterProgress, DeadLetters } from '../../src/index.js';
+import type { DeadLetterProgress, DeadLetters, DurableQueue, DurableWorker } from '../../src/index.js';
 import { createReceiver, DeadLetterError, type Receiver, WebhookConfigError } from '../../src/index.js';
 import { gate } from '../support/gate.js';
 import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';

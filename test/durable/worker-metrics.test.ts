@@ -5,7 +5,7 @@ import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
 import { createPgBossWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
-import type { DurableQueue, DurableWorker } from '../../src/extend.js';
+import type { DurableQueue, DurableWorker } from '../../src/index.js';
 import { createReceiver, type Receiver, WebhookConfigError } from '../../src/index.js';
 import { registerWorkerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';

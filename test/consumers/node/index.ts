@@ -2,11 +2,10 @@
 import { createServer } from 'node:http';
 import express from 'express';
 import Fastify from 'fastify';
-import { createReceiver, MemoryDedupeStore } from 'messaging-webhooks';
+import { createReceiver, type DurableWorker, MemoryDedupeStore } from 'messaging-webhooks';
 import { createLambdaHandler } from 'messaging-webhooks/aws-lambda';
 import { createAzureHandler } from 'messaging-webhooks/azure-functions';
 import { webhookHandler } from 'messaging-webhooks/express';
-import type { DurableWorker } from 'messaging-webhooks/extend';
 import { webhooks } from 'messaging-webhooks/fastify';
 import { createFetchHandler } from 'messaging-webhooks/fetch';
 import { createCloudFunction } from 'messaging-webhooks/google-cloud-functions';

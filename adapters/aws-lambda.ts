@@ -1,12 +1,11 @@
 import { Buffer } from 'node:buffer';
 import { STATUS_CODES } from 'node:http';
 import {
-  type AdapterReceiver,
-  configError,
+  createAdapter,
   type HeaderSource,
+  hostedHeaders,
   type Outcome,
   type ReceiverSource,
-  receiverAtFirstRequest,
 } from '../src/adapter.js';
 
 /**
@@ -23,6 +22,13 @@ export interface LambdaHttpEvent {
   resource?: string;
   rawPath?: string;
   rawQueryString?: string;
+  /**
+   * API Gateway REST (payload 1.0): the query's parameters, decoded, the last value of a repeated one; ALB: as
+   * sent (percent-encoded). Null or absent without a query.
+   */
+  queryStringParameters?: Readonly<Record<string, string | undefined>> | null;
+  /** Every value of each query parameter, in order: REST APIs always, ALBs with multi-value headers on. */
+  multiValueQueryStringParameters?: Readonly<Record<string, readonly string[] | undefined>> | null;
   headers?: Readonly<Record<string, string | undefined>> | null;
   multiValueHeaders?: Readonly<Record<string, readonly string[] | undefined>> | null;
   body?: string | null;
@@ -63,26 +69,20 @@ const ASYNC_REFUSED =
  * receiver still refuses one over its `maxBodyBytes` (413).
  */
 export function createLambdaHandler(source: ReceiverSource): LambdaHttpHandler {
-  if (typeof source !== 'function') refuseAsync(source);
-  const receiver = receiverAtFirstRequest(
-    typeof source === 'function' ? () => refuseAsync(source()) : source,
-  );
-  return async (event) => {
-    const outcome = await receiver.receive({
+  return createAdapter<[LambdaHttpEvent, unknown?], LambdaHttpResult>(source, {
+    name: 'messaging-webhooks/aws-lambda',
+    usage: 'export const handler = createLambdaHandler(receiver)',
+    refuse: (receiver) => (receiver.limits?.ack === 'async' ? ASYNC_REFUSED : undefined),
+    read: (event) => ({
       method: event.requestContext?.http?.method ?? event.httpMethod ?? 'GET',
       headers: headersOf(event),
       url: urlOf(event),
       ...(event.resource ? { route: event.resource } : {}),
       ...(event.pathParameters ? { params: event.pathParameters } : {}),
       rawBody: bodyOf(event),
-    });
-    return resultFor(event, outcome);
-  };
-}
-
-function refuseAsync(receiver: AdapterReceiver): AdapterReceiver {
-  if (receiver?.limits?.ack === 'async') throw configError(ASYNC_REFUSED);
-  return receiver;
+    }),
+    write: (outcome, event) => resultFor(event, outcome),
+  });
 }
 
 /** Every value of a repeated header when the event has them (case as sent: the core looks names up in any case). */
@@ -92,9 +92,35 @@ function headersOf(event: LambdaHttpEvent): HeaderSource {
   return (event.headers ?? {}) as Readonly<Record<string, string | undefined>>;
 }
 
+/**
+ * The request target with its query. HTTP API 2.0 and Function URLs give the query as sent; REST APIs and ALBs
+ * give it as parameters, rebuilt here in the order they came: ALBs pass names and values as sent, REST APIs
+ * decoded (encoded again). The multi-value form is preferred: it keeps every value of a repeated parameter.
+ */
 function urlOf(event: LambdaHttpEvent): string | undefined {
-  if (event.rawPath === undefined) return event.path;
-  return event.rawQueryString ? `${event.rawPath}?${event.rawQueryString}` : event.rawPath;
+  if (event.rawPath !== undefined) {
+    return event.rawQueryString ? `${event.rawPath}?${event.rawQueryString}` : event.rawPath;
+  }
+  const query = queryOf(event);
+  return query && event.path !== undefined ? `${event.path}?${query}` : event.path;
+}
+
+function queryOf(event: LambdaHttpEvent): string {
+  const encode = event.requestContext?.elb ? (part: string) => part : encodeURIComponent;
+  const parts: string[] = [];
+  const multi = event.multiValueQueryStringParameters;
+  const single = event.queryStringParameters;
+  if (multi && Object.keys(multi).length > 0) {
+    for (const name in multi) {
+      for (const value of multi[name] ?? []) parts.push(`${encode(name)}=${encode(value)}`);
+    }
+  } else if (single) {
+    for (const name in single) {
+      const value = single[name];
+      if (value !== undefined) parts.push(`${encode(name)}=${encode(value)}`);
+    }
+  }
+  return parts.join('&');
 }
 
 /** The body's bytes: decoded from base64 when the platform encoded them, else the text it passed. */
@@ -110,10 +136,7 @@ function bodyOf(event: LambdaHttpEvent): Uint8Array | string {
  * `connection` and `content-length` are left to it.
  */
 function resultFor(event: LambdaHttpEvent, outcome: Outcome): LambdaHttpResult {
-  const headers: Record<string, string> = {};
-  for (const name in outcome.headers) {
-    if (name !== 'connection' && name !== 'content-length') headers[name] = outcome.headers[name] as string;
-  }
+  const headers = hostedHeaders(outcome);
   const result: LambdaHttpResult = { statusCode: outcome.status, body: outcome.body, isBase64Encoded: false };
   if (event.requestContext?.elb) {
     result.statusDescription = `${outcome.status} ${STATUS_CODES[outcome.status] ?? ''}`.trimEnd();

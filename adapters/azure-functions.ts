@@ -1,8 +1,9 @@
 import {
+  createAdapter,
+  hostedHeaders,
   type ReceiverSource,
-  readWebBody,
-  receiverAtFirstRequest,
   type WebBodySource,
+  webRequest,
 } from '../src/adapter.js';
 
 const AZURE_FIX =
@@ -36,21 +37,12 @@ export type AzureHttpHandler = (
  * receiver's `maxBodyBytes` and body deadline.
  */
 export function createAzureHandler(source: ReceiverSource): AzureHttpHandler {
-  const receiver = receiverAtFirstRequest(source);
-  return async (request) => {
-    const outcome = await receiver.receive({
-      method: request.method,
-      headers: request.headers,
-      url: request.url,
-      ...(request.params ? { params: request.params } : {}),
-      readBody: (maxBytes, deadlineMs) => readWebBody(request, maxBytes, deadlineMs),
-      rawBodyHint: AZURE_FIX,
-    });
+  return createAdapter<[AzureHttpRequestLike, unknown?], AzureHttpResponse>(source, {
+    name: 'messaging-webhooks/azure-functions',
+    usage: "app.http('webhooks', { handler: createAzureHandler(receiver) })",
+    read: (request) =>
+      webRequest(request, AZURE_FIX, request.params ? { params: request.params } : undefined),
     // The host owns the connection and sizes the body itself.
-    const headers: Record<string, string> = {};
-    for (const name in outcome.headers) {
-      if (name !== 'connection' && name !== 'content-length') headers[name] = outcome.headers[name] as string;
-    }
-    return { status: outcome.status, headers, body: outcome.body };
-  };
+    write: (outcome) => ({ status: outcome.status, headers: hostedHeaders(outcome), body: outcome.body }),
+  });
 }

@@ -9,14 +9,15 @@ import fp from 'fastify-plugin';
 import {
   type AdapterReceiver,
   configError,
-  nodeBodyReader,
+  createAdapter,
+  mountedReceiver,
+  nodeRequest,
   type Outcome,
   type ReceiveRequest,
 } from '../src/adapter.js';
 
-export interface FastifyWebhooksOptions {
-  /** The receiver that answers every request to `path`. */
-  receiver: AdapterReceiver;
+/** `createFastifyPlugin(receiver, options)`: the route and how closing waits. */
+export interface FastifyPluginOptions {
   /** The webhook route, e.g. '/webhooks'. Every method reaches the receiver (others get its 405). */
   path: string;
   /**
@@ -24,6 +25,12 @@ export interface FastifyWebhooksOptions {
    * then redelivered). Default: until they finish.
    */
   closeTimeoutMs?: number;
+}
+
+/** The deprecated `webhooks` plugin's options: the receiver among them. */
+export interface FastifyWebhooksOptions extends FastifyPluginOptions {
+  /** The receiver that answers every request to `path`. */
+  receiver: AdapterReceiver;
 }
 
 /**
@@ -35,10 +42,16 @@ const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';
 /** The outcome's content type as Fastify would send it; the core decides it, the adapter only spells it. */
 const fastifyType = (type: string): string => (type === 'application/json' ? JSON_CONTENT_TYPE : type);
 
-const USAGE = "app.register(webhooks, { receiver: createReceiver({ secrets }), path: '/webhooks' })";
+const NAME = 'messaging-webhooks/fastify';
+const USAGE = "app.register(createFastifyPlugin(receiver, { path: '/webhooks' }))";
+const OLD_USAGE = "app.register(webhooks, { receiver: createReceiver({ secrets }), path: '/webhooks' })";
 
-async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooksOptions): Promise<void> {
-  const { receiver, path, closeTimeoutMs } = validateOptions(options);
+async function webhooksPlugin(
+  fastify: FastifyInstance,
+  receiver: AdapterReceiver,
+  options: FastifyPluginOptions,
+): Promise<void> {
+  const { path, closeTimeoutMs } = options;
   let closing = false;
   // fastify.close() closes the server, which waits for the requests in flight; their answers then close
   // the connection, or a client's idle keep-alive connection would hold close() until it times out.
@@ -78,79 +91,80 @@ async function webhooksPlugin(fastify: FastifyInstance, options: FastifyWebhooks
     scope.addHook('onRoute', (options) => {
       route = options.url;
     });
-    const receive = (request: FastifyRequest) =>
-      receiver.receive({
-        method: request.method,
-        headers: request.headers,
-        url: request.url,
-        route,
-        params: request.params as ReceiveRequest['params'],
-        readBody: nodeBodyReader(request.raw),
-      });
+    const handle = createAdapter<[FastifyRequest, FastifyReply], FastifyReply>(receiver, {
+      name: NAME,
+      usage: USAGE,
+      read: (request) =>
+        nodeRequest(request.raw, {
+          url: () => request.url,
+          route: () => route,
+          params: () => request.params as ReceiveRequest['params'],
+        }),
+      write: (outcome, _request, reply) => send(reply, outcome),
+    });
     scope.setErrorHandler(async (error: FastifyError, request, reply) => {
       // Fastify refused a Content-Type header it cannot parse before the parser ran; the core decides
       // whether it is JSON, and reads the untouched body itself if so. Other errors are the app's.
       if (error.code !== 'FST_ERR_CTP_INVALID_MEDIA_TYPE') throw error;
-      return send(reply, await receive(request));
+      return handle(request, reply);
     });
-    scope.all(path, routeHandler(receive, send));
+    // Fastify's callback style: the handler returns nothing and sends once the outcome is in. An async handler
+    // would resolve with the reply, which Fastify then awaits as a thenable. A failure is Fastify's to answer,
+    // as it would be for an async handler.
+    scope.all(path, (request, reply) => {
+      handle(request, reply).catch((error: unknown) => reply.send(error));
+    });
   });
 }
 
-/**
- * Fastify's callback style: the handler returns nothing and sends once the outcome is in. An async handler
- * would resolve with the reply, which Fastify then awaits as a thenable: turns of the microtask queue on every
- * request. A failure is Fastify's to answer, as it would be for an async handler.
- * The walk starts a microtask after the handler, as in receiveNodeRequest: the body that came with the headers
- * is then all in the stream's buffer, and is read with no promise.
- */
-function routeHandler(
-  receive: (request: FastifyRequest) => Promise<Outcome>,
-  send: (reply: FastifyReply, outcome: Outcome) => FastifyReply,
-): (request: FastifyRequest, reply: FastifyReply) => void {
-  const respond = (request: FastifyRequest, reply: FastifyReply) =>
-    receive(request)
-      .then((outcome) => send(reply, outcome))
-      .catch((error: unknown) => reply.send(error));
-  return (request, reply) => {
-    queueMicrotask(() => respond(request, reply));
-  };
-}
-
-function validateOptions(options: Partial<FastifyWebhooksOptions> | undefined): FastifyWebhooksOptions {
-  const receiver = options?.receiver;
-  if (
-    typeof receiver?.receive !== 'function' ||
-    typeof receiver.close !== 'function' ||
-    typeof receiver.limits?.maxBodyBytes !== 'number'
-  ) {
-    throw configError(
-      `messaging-webhooks/fastify needs the receiver to mount, got ${receiver === undefined ? 'none' : 'something else'}: ${USAGE}.`,
-    );
-  }
+/** The route path and close timeout, checked at registration; `usage` ends each error. */
+function checkedOptions(
+  options: Partial<FastifyPluginOptions> | undefined,
+  usage: string,
+): FastifyPluginOptions {
   const path = options?.path;
   if (typeof path !== 'string' || !path.startsWith('/')) {
     throw configError(
-      `messaging-webhooks/fastify needs the route path as a string starting with "/", got ${JSON.stringify(path) ?? 'none'}: ${USAGE}.`,
+      `${NAME} needs the route path as a string starting with "/", got ${JSON.stringify(path) ?? 'none'}: ${usage}.`,
     );
   }
   const closeTimeoutMs = options?.closeTimeoutMs;
   if (closeTimeoutMs !== undefined && !(typeof closeTimeoutMs === 'number' && closeTimeoutMs >= 0)) {
     throw configError(
-      `messaging-webhooks/fastify closeTimeoutMs must be a number of milliseconds (0 or more), got ${String(closeTimeoutMs)}.`,
+      `${NAME} closeTimeoutMs must be a number of milliseconds (0 or more), got ${String(closeTimeoutMs)}.`,
     );
   }
-  return closeTimeoutMs === undefined ? { receiver, path } : { receiver, path, closeTimeoutMs };
+  return closeTimeoutMs === undefined ? { path } : { path, closeTimeoutMs };
 }
 
 /**
- * The Fastify plugin: `app.register(webhooks, { receiver, path: '/webhooks' })`. Only its route gets the raw
- * body; the rest of the app parses JSON as before. The receiver reads it under its own `maxBodyBytes` and
- * `bodyTimeoutMs`.
+ * The Fastify plugin for a receiver: `app.register(createFastifyPlugin(receiver, { path: '/webhooks' }))`. Only
+ * its route gets the raw body; the rest of the app parses JSON as before. The receiver reads it under its own
+ * `maxBodyBytes` and `bodyTimeoutMs`, and is closed when the app closes.
  */
-export const webhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fp(webhooksPlugin, {
-  fastify: '4.x || 5.x',
-  name: 'messaging-webhooks',
-});
+export function createFastifyPlugin(
+  receiver: AdapterReceiver,
+  options: FastifyPluginOptions,
+): FastifyPluginAsync {
+  const held = mountedReceiver(receiver, { name: NAME, usage: USAGE }, { holds: true });
+  const checked = checkedOptions(options, USAGE);
+  return fp(async (fastify: FastifyInstance) => webhooksPlugin(fastify, held, checked), {
+    fastify: '4.x || 5.x',
+    name: 'messaging-webhooks',
+  });
+}
 
+/**
+ * @deprecated Use createFastifyPlugin(receiver, { path }) (every adapter is `create<Platform><Kind>`); removed
+ * in 0.3. The plugin with the receiver among its options: `app.register(webhooks, { receiver, path })`.
+ */
+export const webhooks: FastifyPluginAsync<FastifyWebhooksOptions> = fp(
+  async (fastify: FastifyInstance, options: FastifyWebhooksOptions) => {
+    const held = mountedReceiver(options?.receiver, { name: NAME, usage: OLD_USAGE }, { holds: true });
+    await webhooksPlugin(fastify, held, checkedOptions(options, OLD_USAGE));
+  },
+  { fastify: '4.x || 5.x', name: 'messaging-webhooks' },
+);
+
+/** @deprecated Use createFastifyPlugin(receiver, { path }); removed in 0.3. */
 export default webhooks;

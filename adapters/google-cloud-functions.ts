@@ -1,12 +1,11 @@
 import {
-  type NodeBodySource,
+  createAdapter,
   type NodeRequestLike,
-  type NodeRequestNames,
   type NodeResponseLike,
-  nodeBodyReader,
+  nodeBody,
+  nodeRequest,
   type ReceiverSource,
-  receiveNodeRequest,
-  receiverAtFirstRequest,
+  writeNodeOutcome,
 } from '../src/adapter.js';
 
 const GCF_FIX =
@@ -24,27 +23,27 @@ export interface CloudFunctionRequest extends NodeRequestLike {
 
 export type CloudFunctionHandler = (req: CloudFunctionRequest, res: NodeResponseLike) => Promise<void>;
 
-const GCF_NAMES: NodeRequestNames<CloudFunctionRequest> = {
-  url: (req) => req.originalUrl ?? req.url,
-  route: () => undefined,
-};
-
 /**
- * An HTTP Cloud Function (Cloud Run functions): `functions.http('webhooks', createCloudFunction(webhooks))` with
- * @google-cloud/functions-framework, or `export const webhooks = createCloudFunction(webhooks)`. Give it the
- * receiver, or a function that creates it at the first request. The framework reads the whole body before the
- * function runs and keeps its bytes in `req.rawBody`: that is what the signature is checked against.
+ * An HTTP Cloud Function (Cloud Run functions): `functions.http('webhooks', createCloudFunctionHandler(webhooks))`
+ * with @google-cloud/functions-framework, or `export const webhooks = createCloudFunctionHandler(webhooks)`. Give
+ * it the receiver, or a function that creates it at the first request. The framework reads the whole body
+ * before the function runs and keeps its bytes in `req.rawBody`: that is what the signature is checked against.
  * The framework sends every path to the function, so there are no route parameters: a `tenant` option reads
  * the tenant from `request.url` instead.
  */
-export function createCloudFunction(source: ReceiverSource): CloudFunctionHandler {
-  const receiver = receiverAtFirstRequest(source);
-  return (req, res) => receiveNodeRequest(receiver, req, res, bodySource(req), GCF_NAMES);
+export function createCloudFunctionHandler(source: ReceiverSource): CloudFunctionHandler {
+  return createAdapter<[CloudFunctionRequest, NodeResponseLike], void>(source, {
+    name: 'messaging-webhooks/google-cloud-functions',
+    usage: "functions.http('webhooks', createCloudFunctionHandler(receiver))",
+    read: (req) =>
+      nodeRequest(req, {
+        // No body (a GET), or a request no parser read: from the stream.
+        body: nodeBody(req, { kept: req.rawBody, hint: GCF_FIX }),
+        url: (req) => req.originalUrl ?? req.url,
+      }),
+    write: (outcome, _req, res) => writeNodeOutcome(res, outcome),
+  });
 }
 
-function bodySource(req: CloudFunctionRequest): NodeBodySource {
-  const rawBody = req.rawBody;
-  if (rawBody instanceof Uint8Array) return { rawBody };
-  // No body (a GET), or a request no parser read: from the stream.
-  return { readBody: nodeBodyReader(req), rawBodyHint: GCF_FIX };
-}
+/** @deprecated Renamed createCloudFunctionHandler (every adapter is `create<Platform>Handler`); removed in 0.3. */
+export const createCloudFunction = createCloudFunctionHandler;

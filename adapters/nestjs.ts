@@ -17,18 +17,16 @@ import type { Request, Response } from 'express';
 import {
   type AdapterReceiver,
   configError,
-  type DefaultEventHandler,
-  type DefaultEventType,
-  type NodeBodySource,
+  createAdapter,
+  mountedReceiver,
   type NodeRequestLike,
-  type NodeRequestNames,
   type NodeResponseLike,
-  nodeBodyReader,
+  nodeBody,
+  nodeRequest,
   type ReceiveRequest,
-  receiveNodeRequest,
+  writeNodeOutcome,
 } from '../src/adapter.js';
-import { expressBodySource } from './express-body.js';
-import { expressRoute } from './express-route.js';
+import type { DefaultEventHandler, DefaultEventType } from '../src/index.js';
 
 /** The injection token of the module's receiver: `@Inject(WEBHOOK_RECEIVER) receiver: Receiver`. */
 export const WEBHOOK_RECEIVER: unique symbol = Symbol('WEBHOOK_RECEIVER');
@@ -43,11 +41,8 @@ const NEST_FASTIFY_FIX =
   'Create the app with NestFactory.create(AppModule, new FastifyAdapter(), { rawBody: true }) ' +
   '(the parser then keeps req.rawBody).';
 
-const NEST_NAMES: NodeRequestNames<Request> = {
-  url: (req) => req.originalUrl,
-  route: expressRoute,
-  params: (req) => req.params as ReceiveRequest['params'],
-};
+const NAME = 'messaging-webhooks/nestjs';
+const USAGE = "WebhooksModule.forRoot({ receiver: createReceiver({ secrets }), path: '/webhooks' })";
 
 /** `WebhooksModule.forRoot(options)`. */
 export interface WebhooksModuleOptions {
@@ -114,12 +109,7 @@ export function OnWebhook<K extends DefaultEventType>(...types: [K, ...K[]]): We
 export class WebhooksModule {
   /** The module around a receiver made already. */
   static forRoot(options: WebhooksModuleOptions): DynamicModule {
-    const receiver = options?.receiver;
-    if (typeof receiver?.receive !== 'function' || typeof receiver.on !== 'function') {
-      throw configError(
-        "WebhooksModule.forRoot needs a receiver: WebhooksModule.forRoot({ receiver: createReceiver({ secrets }), path: '/webhooks' }).",
-      );
-    }
+    const receiver = mountedReceiver(options?.receiver, { name: NAME, usage: USAGE }, { holds: true });
     return webhooksModule({ provide: WEBHOOK_RECEIVER, useValue: receiver }, options);
   }
 
@@ -200,17 +190,47 @@ class WebhookHandlers {
 /** A controller class per module: Nest reads a route's path from its class. */
 function webhookController(path: string): Type {
   class WebhookController {
-    constructor(private readonly receiver: AdapterReceiver) {}
+    readonly #onExpress: (req: Request, res: Response) => Promise<void>;
+    readonly #onFastify: (req: FastifyRequestLike, reply: FastifyReplyLike) => Promise<void>;
+
+    constructor(receiver: AdapterReceiver) {
+      const spec = { name: NAME, usage: USAGE };
+      this.#onExpress = createAdapter<[Request, Response], void>(receiver, {
+        ...spec,
+        read: (req) =>
+          nodeRequest(req, {
+            body: nodeBody(req, {
+              kept: (req as { rawBody?: unknown }).rawBody,
+              parsed: req.body,
+              hint: NEST_FIX,
+            }),
+            url: (req) => req.originalUrl,
+            // Nest registers its routes on the app itself, global prefix included: the template is the route's.
+            route: (req) =>
+              req.baseUrl === '' ? (req.route as { path?: string } | undefined)?.path : undefined,
+            params: (req) => req.params as ReceiveRequest['params'],
+          }),
+        write: (outcome, _req, res) => writeNodeOutcome(res, outcome),
+      });
+      this.#onFastify = createAdapter<[FastifyRequestLike, FastifyReplyLike], void>(receiver, {
+        ...spec,
+        read: (req) =>
+          nodeRequest(req.raw, {
+            // Fastify parses JSON before any route; Nest's `rawBody: true` keeps the bytes beside it.
+            body: nodeBody(req.raw, { kept: req.rawBody, parsed: req.body, hint: NEST_FASTIFY_FIX }),
+            url: () => req.url,
+            route: () => req.routeOptions?.url,
+            params: () => req.params as ReceiveRequest['params'],
+          }),
+        // Written to Node's response: hijack() told Fastify the route sends it.
+        write: (outcome, _req, reply) => writeNodeOutcome(reply.raw, outcome),
+      });
+    }
 
     handle(req: Request | FastifyRequestLike, res: Response | FastifyReplyLike): Promise<void> {
-      if ('raw' in req) return receiveFastifyRequest(this.receiver, req, res as FastifyReplyLike);
-      return receiveNodeRequest(
-        this.receiver,
-        req,
-        res as Response,
-        expressBodySource(req, NEST_FIX),
-        NEST_NAMES,
-      );
+      if (!('raw' in req)) return this.#onExpress(req, res as Response);
+      (res as FastifyReplyLike).hijack();
+      return this.#onFastify(req, res as FastifyReplyLike);
     }
   }
   const prototype = WebhookController.prototype;
@@ -236,32 +256,4 @@ interface FastifyRequestLike {
 interface FastifyReplyLike {
   raw: NodeResponseLike;
   hijack(): unknown;
-}
-
-/**
- * Fastify parses JSON before any route, and Nest's `rawBody: true` keeps the bytes beside it. The answer is
- * written to Node's response: hijack() tells Fastify the route sends it.
- */
-function receiveFastifyRequest(
-  receiver: AdapterReceiver,
-  req: FastifyRequestLike,
-  reply: FastifyReplyLike,
-): Promise<void> {
-  reply.hijack();
-  const names: NodeRequestNames<NodeRequestLike> = {
-    url: () => req.url,
-    route: () => req.routeOptions?.url,
-    params: () => req.params as ReceiveRequest['params'],
-  };
-  return receiveNodeRequest(receiver, req.raw, reply.raw, fastifyBodySource(req), names);
-}
-
-function fastifyBodySource(req: FastifyRequestLike): NodeBodySource {
-  const rawBody: unknown = req.rawBody;
-  if (rawBody instanceof Uint8Array) return { rawBody };
-  const body: unknown = req.body;
-  // No parser ran (a request with no body): the stream is there to read.
-  if (body === undefined || body === null)
-    return { readBody: nodeBodyReader(req.raw), rawBodyHint: NEST_FASTIFY_FIX };
-  return { rawBody: body, rawBodyHint: NEST_FASTIFY_FIX };
 }

@@ -1,9 +1,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  type AdapterReceiver,
-  type NodeRequestNames,
+  createAdapter,
+  nodeRequest,
   type ReceiveRequest,
-  receiveNodeRequest,
+  type ReceiverSource,
+  writeNodeOutcome,
 } from '../src/adapter.js';
 
 export interface NodeHandlerOptions {
@@ -14,17 +15,23 @@ export interface NodeHandlerOptions {
   params?: (req: IncomingMessage) => ReceiveRequest['params'];
 }
 
-/** A node:http request listener: `http.createServer(createNodeHandler(receiver))`. */
+/**
+ * A node:http request listener: `http.createServer(createNodeHandler(receiver))`. Give it the receiver, or a
+ * function that creates it at the first request.
+ */
 export function createNodeHandler(
-  receiver: AdapterReceiver,
+  source: ReceiverSource,
   options: NodeHandlerOptions = {},
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { params } = options;
-  const names: NodeRequestNames<IncomingMessage> | undefined = params
-    ? { url: (req) => req.url, route: () => undefined, params }
-    : undefined;
+  const handle = createAdapter<[IncomingMessage, ServerResponse], void>(source, {
+    name: 'messaging-webhooks/node',
+    usage: 'http.createServer(createNodeHandler(receiver))',
+    read: (req) => nodeRequest(req, params ? { params } : {}),
+    write: (outcome, _req, res) => writeNodeOutcome(res, outcome),
+  });
+  // receive() never rejects; only writing to a response someone else already wrote can.
   return (req, res) => {
-    // receive() never rejects; only writing to a response someone else already wrote can.
-    receiveNodeRequest(receiver, req, res, undefined, names).catch((error: Error) => res.destroy(error));
+    handle(req, res).catch((error: Error) => res.destroy(error));
   };
 }

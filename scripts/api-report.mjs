@@ -3,8 +3,8 @@
 // always a reviewed diff. The entries come from package.json "exports", the one list of them.
 // Either way it fails on any warning of api-extractor, and on a type a public signature names that no entry
 // exports (a user could not name what they are given). A type named by one entry and exported by another is
-// fine: each name is exported from one entry only, and an application imports the types of the root entry's
-// signatures from messaging-webhooks/adapter.
+// fine: each name is exported from one entry only; the types of the root entry's signatures are exported from the
+// root entry itself.
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -144,8 +144,8 @@ function describe(message, entry) {
     if (exported.has(name)) return undefined;
     return (
       `${name}: a public signature of ${where} names it, and no entry exports it. Export it ` +
-      `(\`export type\`) from the entry whose functions name it, or from messaging-webhooks/adapter for the ` +
-      'root entry, which stays small.'
+      `(\`export type\`) from the entry whose functions name it (the root entry for a type an application ` +
+      'names; messaging-webhooks/adapter or /extend for one only an extension needs).'
     );
   }
   // The extractor's own progress lines (report written, report changed) are not about the surface.

@@ -1,9 +1,43 @@
-// The application's entry: what an app that receives webhooks imports. Adapter, store and engine authors
-// import from messaging-webhooks/adapter; tests from messaging-webhooks/testing.
+// The application's entry: what an app that receives webhooks imports, and every type its code names (the
+// receiver's options, handlers, hooks and logger, signatures, stores and workers as an app configures them).
+// Adapter authors import from messaging-webhooks/adapter, store, engine, crypto and tracer authors from
+// messaging-webhooks/extend; tests from messaging-webhooks/testing. Small by purpose: nothing here is only for
+// building an extension.
+
+// Types the receiver's signatures name, so an app can name them too (types only: nothing at runtime).
+export type { SignedPiece } from './base/bytes.js';
 export { RawBodyError, WebhookConfigError } from './base/errors.js';
+export type { DeliveryContext, Mode } from './contract/context.js';
+export type { DeadLetterCode, ErrorCode } from './contract/errors.js';
 export { WebhookHandlerError } from './contract/errors.js';
+export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
 export { nodeCryptoProvider } from './crypto/node.js';
 export { webCryptoProvider } from './crypto/web.js';
+export {
+  type ChangeOptions,
+  type DeadLetter,
+  DeadLetterError,
+  type DeadLetterErrorCode,
+  type DeadLetterProgress,
+  type DeadLetterSelection,
+  type DeadLetters,
+  type PurgeResult,
+  type ReplayResult,
+  type SkippedDeadLetter,
+  type SkipReason,
+} from './durable/dead-letters.js';
+export type {
+  DurableQueue,
+  DurableQueueCounts,
+  DurableQueueOptions,
+  DurableWorker,
+  DurableWorkerOptions,
+  DurationCounts,
+  RetryOptions,
+  RunDurations,
+  WorkerCounters,
+} from './durable/port.js';
+export type { CatalogueEvent, EventEnvelope } from './events/catalogue.js';
 export {
   type Catalogue,
   type DefaultEvents,
@@ -21,11 +55,29 @@ export {
   shouldApply,
   statusOfEvent,
 } from './events/status-order.js';
-export type { Logger } from './observability/logger.js';
-export type { MetricsSnapshot } from './observability/metrics.js';
-export type { ErrorContext, EventHandler, HandlerContext, WebhookRejection } from './receiver/handlers.js';
-export type { ReceiverOptions } from './receiver/options.js';
+export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
+export type { LineLogger, Logger, StructuredLogger } from './observability/logger.js';
+export type { MetricsSeries, MetricsSnapshot } from './observability/metrics.js';
+export type { TenantOf, TenantRequest } from './pipeline/3-tenant.js';
+export type {
+  AnyEventHandler,
+  DefaultEventHandler,
+  DefaultEventType,
+  ErrorContext,
+  ErrorHandler,
+  EventHandler,
+  HandlerContext,
+  RejectionHandler,
+  WebhookRejection,
+} from './receiver/handlers.js';
+export type { ModeHandling, ReceiverOptions } from './receiver/options.js';
 export { createReceiver, type Receiver } from './receiver/receiver.js';
+export type {
+  SecretsLookup,
+  TenantAccount,
+  TenantSecretsAnswer,
+  TenantSecretsOptions,
+} from './receiver/tenant-secrets.js';
 export {
   bodySignature,
   createProfile,
@@ -36,8 +88,32 @@ export {
   verifySignature,
   verifySignatureAsync,
 } from './signature/index.js';
-export type { SignatureProfileConfig } from './signature/profile-config.js';
-export type { Secrets } from './signature/secrets.js';
+export type { BodyShapeProblem } from './signature/json-members.js';
+export type { VerifyOptions } from './signature/one-shot.js';
+export type { BodySignatureOptions } from './signature/presets.js';
+export type {
+  BodySignedContent,
+  ContentTemplate,
+  ResolvedConfig,
+  SignatureLocation,
+  SignatureProfileConfig,
+  Slot,
+  TimestampSource,
+} from './signature/profile-config.js';
+export type { SignatureProblem, TimestampOffset } from './signature/profile-text.js';
+export type { SignatureReading } from './signature/reading.js';
+export type { ModeSecrets, SecretFormat, SecretList, Secrets } from './signature/secrets.js';
+export type { SignatureSyntax } from './signature/syntaxes/index.js';
+export type { SignatureScan } from './signature/syntaxes/scan.js';
+export type {
+  SignedRequestParts,
+  Tolerance,
+  Verifier,
+  VerifierOptions,
+  VerifyResult,
+} from './signature/verifier.js';
+export type { FailOpenOptions } from './stores/fail-open.js';
 export { failOpen } from './stores/fail-open.js';
+export type { MemoryDedupeStoreOptions } from './stores/memory.js';
 export { MemoryDedupeStore } from './stores/memory.js';
 export type { DedupeStore } from './stores/types.js';

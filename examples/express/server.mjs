@@ -1,7 +1,7 @@
 // A webhook receiver on Express 5 with the embedded memory store: `npm run example` at the repository root.
 // PORT (default 3000) and WEBHOOK_SECRET (default: a development secret, never for production) configure it.
 import express from 'express';
-import { webhookHandler } from 'messaging-webhooks/express';
+import { createExpressHandler } from 'messaging-webhooks/express';
 import { createExampleReceiver, exampleSecret, printHowToSend } from '../example-receiver.mjs';
 
 const secret = exampleSecret();
@@ -9,7 +9,7 @@ const receiver = createExampleReceiver(secret);
 
 const app = express();
 // Before any JSON body parser: the signature is checked over the raw bytes.
-app.post('/webhooks', webhookHandler(receiver));
+app.post('/webhooks', createExpressHandler(receiver));
 app.use(express.json());
 app.get('/', (_req, res) => {
   res.json({ webhooks: 'POST /webhooks' });

@@ -2,7 +2,7 @@
 // `npm run build && node examples/fastify/server.mjs` at the repository root.
 // PORT (default 3000) and WEBHOOK_SECRET (default: a development secret, never for production) configure it.
 import Fastify from 'fastify';
-import webhooks from 'messaging-webhooks/fastify';
+import { createFastifyPlugin } from 'messaging-webhooks/fastify';
 import { createExampleReceiver, exampleSecret, printHowToSend } from '../example-receiver.mjs';
 
 const secret = exampleSecret();
@@ -10,7 +10,7 @@ const receiver = createExampleReceiver(secret);
 
 const app = Fastify();
 // The plugin keeps the raw bytes for its own route; every other route still parses JSON.
-await app.register(webhooks, { receiver, path: '/webhooks' });
+await app.register(createFastifyPlugin(receiver, { path: '/webhooks' }));
 app.get('/', async () => ({ webhooks: 'POST /webhooks' }));
 
 const address = await app.listen({

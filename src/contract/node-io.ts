@@ -7,7 +7,6 @@ import {
   BODY_TOO_LARGE,
   type BodyRead,
   type BodyReader,
-  type HeaderSource,
   type ReceiveRequest,
 } from './request.js';
 
@@ -39,87 +38,9 @@ export interface NodeResponseLike {
   end(body: string): unknown;
 }
 
-/** What the Node adapters need of a receiver: its `receive`. */
+/** What an adapter needs of a receiver: its `receive`. */
 export interface RequestReceiver {
   receive(request: ReceiveRequest): Promise<Outcome>;
-}
-
-/** Where the body comes from: bytes already in hand, or the stream, plus the framework's fix for a parsed body. */
-export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawBodyHint'>;
-
-/**
- * How a framework names a request: its URL and route template for tracing, and the route's parameters for the
- * receiver's `tenant` option. Each is asked only when something reads it.
- */
-export interface NodeRequestNames<R extends NodeRequestLike> {
-  url(req: R): string | undefined;
-  route(req: R): string | undefined;
-  /** The route's parameters as the framework matched them (Express's `req.params`). Default: none. */
-  params?(req: R): ReceiveRequest['params'];
-}
-
-/** node:http's own names: the target as received, and no route template. */
-const NODE_NAMES: NodeRequestNames<NodeRequestLike> = { url: (req) => req.url, route: () => undefined };
-
-/**
- * Runs one Node request through the receiver and writes the outcome: the whole job of the node:http,
- * Express and Next.js Pages adapters, which differ only in where the body comes from and how they name the request.
- */
-export async function receiveNodeRequest<R extends NodeRequestLike>(
-  receiver: RequestReceiver,
-  req: R,
-  res: NodeResponseLike,
-  body: NodeBodySource = { readBody: nodeBodyReader(req) },
-  names: NodeRequestNames<R> = NODE_NAMES,
-): Promise<void> {
-  // Within the request event the body that came with the headers has not reached the stream yet; once the
-  // request event is over Node's parser has put it all in the stream's buffer, and the body reader hands it
-  // over at once, where starting now would wait on the stream's events for it. A body a parser already read
-  // needs no wait.
-  if (body.readBody) await PAST_THE_REQUEST_EVENT;
-  writeNodeOutcome(res, await receiver.receive(new NodeRequest(req, body, names)));
-}
-
-const PAST_THE_REQUEST_EVENT = Promise.resolve();
-
-/**
- * The neutral request over a Node request: one class, so the core sees one shape from the node:http, Express
- * and Pages adapters.
- * `url`, `route` and `params` are read from `req` only when a tracer or the `tenant` option asks for them. Express gives each request object a
- * hidden class of its own (it changes the object's prototype, and V8 then makes a new hidden class for every
- * property added to it), so every property read from `req` misses V8's inline caches, which is costly on
- * every read.
- */
-class NodeRequest<R extends NodeRequestLike> implements ReceiveRequest {
-  readonly method: string;
-  readonly headers: HeaderSource;
-  readonly rawBody: unknown;
-  readonly readBody: BodyReader | undefined;
-  readonly rawBodyHint: string | undefined;
-  readonly #req: R;
-  readonly #names: NodeRequestNames<R>;
-
-  constructor(req: R, body: NodeBodySource, names: NodeRequestNames<R>) {
-    this.method = req.method ?? 'GET';
-    this.headers = req.headers;
-    this.rawBody = body.rawBody;
-    this.readBody = body.readBody;
-    this.rawBodyHint = body.rawBodyHint;
-    this.#req = req;
-    this.#names = names;
-  }
-
-  get url(): string | undefined {
-    return this.#names.url(this.#req);
-  }
-
-  get route(): string | undefined {
-    return this.#names.route(this.#req);
-  }
-
-  get params(): ReceiveRequest['params'] {
-    return this.#names.params?.(this.#req);
-  }
 }
 
 /** The core's BodyReader over a Node request stream. */

@@ -103,3 +103,15 @@ export function ignoredOutcome(requestId: string): Outcome {
     ignored: true,
   };
 }
+
+/**
+ * The outcome's headers for a platform that owns the connection and frames the body itself (Lambda, Azure
+ * Functions): all but `connection` and `content-length`.
+ */
+export function hostedHeaders(outcome: Outcome): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const name in outcome.headers) {
+    if (name !== 'connection' && name !== 'content-length') headers[name] = outcome.headers[name] as string;
+  }
+  return headers;
+}

@@ -14,6 +14,7 @@ export type RejectionReason =
   | SignatureFailureReason
   | 'method_not_allowed'
   | 'unsupported_media_type'
+  | 'unsupported_encoding'
   | 'payload_too_large'
   | 'request_aborted'
   | 'body_timeout'
@@ -93,6 +94,12 @@ export const reasonAnswers: Readonly<Record<ReasonCode, ReasonAnswer>> = {
     status: 415,
     retry: 'fix',
     message: 'Webhooks are JSON: send Content-Type: application/json.',
+  },
+  unsupported_encoding: {
+    status: 415,
+    retry: 'fix',
+    message:
+      'The body is compressed (a Content-Encoding other than identity); webhooks are read only as the uncompressed JSON their signature covers. Turn off request compression on any proxy or gateway in front of this route.',
   },
   payload_too_large: {
     status: 413,

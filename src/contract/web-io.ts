@@ -67,6 +67,45 @@ function stop<T>(reader: WebBodyReader, answer: T): T {
   return answer;
 }
 
+/** What a Fetch platform hands a handler besides the request (see webRequest). */
+export interface WebRequestContext {
+  /** The route's parameters as the framework matched them: an object, or a promise of one (Next.js 15 on). */
+  params?: WebRouteParams;
+  /** Keeps the runtime alive for work that outlives the response (Workers', Vercel's `waitUntil`). */
+  waitUntil?(work: Promise<unknown>): void;
+}
+
+/**
+ * The receiver's request over a Fetch `Request` (or a platform's request shaped like one): its body read as it
+ * streams in, under the receiver's limits. `hint` is the platform's fix for a body something else read first.
+ */
+export function webRequest(
+  request: WebBodySource & { readonly method: string; readonly url: string },
+  hint: string,
+  context?: WebRequestContext,
+): ReceiveRequest | Promise<ReceiveRequest> {
+  const received: ReceiveRequest = {
+    method: request.method,
+    headers: request.headers,
+    url: request.url,
+    readBody: (maxBytes, deadlineMs) => readWebBody(request, maxBytes, deadlineMs),
+    rawBodyHint: hint,
+  };
+  const waitUntil = context?.waitUntil;
+  // Called as a method: Workers' ctx.waitUntil needs its `this`.
+  if (typeof waitUntil === 'function') received.waitUntil = (work) => context?.waitUntil?.(work);
+  const params = context?.params;
+  // Awaited only when it is a promise: a plain object costs the request no turn of the microtask queue.
+  if (typeof (params as PromiseLike<unknown> | undefined)?.then !== 'function') {
+    if (params) received.params = params as ReceiveRequest['params'];
+    return received;
+  }
+  return Promise.resolve(params).then((given) => {
+    if (given) received.params = given;
+    return received;
+  });
+}
+
 /** The outcome as a Fetch `Response`, as it is: the core already chose status, headers and body. */
 export function toWebResponse(outcome: Outcome): Response {
   return new Response(outcome.body, { status: outcome.status, headers: outcome.headers });

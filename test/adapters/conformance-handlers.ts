@@ -48,14 +48,16 @@ export function lookUpConformanceSecrets(
  * one receiver for every account, the tenant read from the route's `account` parameter. A target whose platform
  * has no routes (the Functions Framework, Function URLs, load balancers) has the account read from the URL
  * instead, as its users would; a request to `/webhooks` itself is ACCOUNT's, so a target's own tests may post
- * there. `static` (the other profiles' runs): one secret, SECRET, fixed at creation, as most apps have it, so
+ * there. A `tenant` in the query (its first value) names the account before the route does, as an app that
+ * reads `?tenant=` would have it (a name of its own: Next's Pages router puts a dynamic segment over a query
+ * parameter of the same name). `static` (the other profiles' runs): one secret, SECRET, fixed at creation, as most apps have it, so
  * every adapter's suite runs both ways of finding the secrets.
  */
 export function createConformanceOptions(secrets: 'tenants' | 'static' = 'tenants') {
   if (secrets === 'static') return { secrets: SECRET, maxBodyBytes: MAX_BODY_BYTES };
   return {
     tenant: (request: { params: Readonly<Record<string, string | undefined>>; url: string | undefined }) =>
-      request.params.account ?? accountRoute(request.url)?.account ?? ACCOUNT,
+      tenantInQuery(request.url) ?? request.params.account ?? accountRoute(request.url)?.account ?? ACCOUNT,
     secrets: lookUpConformanceSecrets,
     tenantSecrets: { timeoutMs: LOOKUP_TIMEOUT_MS },
     maxBodyBytes: MAX_BODY_BYTES,
@@ -150,4 +152,10 @@ function record(
 export function accountRoute(url: string | undefined): RouteParams | undefined {
   const match = /^(?:[a-z]+:\/\/[^/]+)?\/webhooks\/([^/?#]+)(?:[?#]|$)/.exec(url ?? '');
   return match ? { account: decodeURIComponent(match[1] as string) } : undefined;
+}
+
+/** The first `tenant` of a URL's query (a path or an absolute URL), decoded; undefined without one. */
+export function tenantInQuery(url: string | undefined): string | undefined {
+  const query = url?.split('#', 1)[0]?.split('?')[1];
+  return query === undefined ? undefined : (new URLSearchParams(query).get('tenant') ?? undefined);
 }

@@ -1,3 +1,4 @@
+import { brotliCompressSync, deflateSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SignatureProfile } from '../../src/index.js';
 import {
@@ -40,6 +41,7 @@ export const conformanceCases = [
   'duplicate',
   'method_not_allowed',
   'unsupported_media_type',
+  'compressed_body',
   'payload_too_large_declared',
   'payload_too_large_chunked',
   'signature_reasons',
@@ -53,6 +55,8 @@ export const conformanceCases = [
   'chunked_body',
   'sized_answers',
   'route_params',
+  'query_string',
+  'query_string_repeated',
   'tenants',
   'tenant_rotation',
   'unknown_tenant',
@@ -63,6 +67,8 @@ export type ConformanceCase = (typeof conformanceCases)[number];
 
 /** The cases of a receiver for many accounts: run under the default profile, whose receiver looks secrets up. */
 const TENANT_CASES: ReadonlySet<string> = new Set<ConformanceCase>([
+  'query_string',
+  'query_string_repeated',
   'tenants',
   'tenant_rotation',
   'unknown_tenant',
@@ -187,6 +193,25 @@ function defineSuite(
         const signed = createSignedRequest(createEvent('message.delivered'), { secret: SECRET });
         const reply = await post(signed.body, { ...signed.headers, 'content-type': 'text/plain' });
         expectErrorReply(reply, 415, 'unsupported_media_type');
+      },
+    );
+
+    test(
+      'compressed_body',
+      'a compressed body (gzip, deflate, br) is answered 415 unsupported_encoding; identity is processed',
+      async () => {
+        const event = createEvent('message.delivered');
+        const signed = createSignedRequest(event, { secret: SECRET });
+        // Signed over the JSON, sent compressed: one answer whether or not the framework inflates it.
+        for (const [encoding, compress] of COMPRESSIONS) {
+          const headers = { ...signed.headers, 'content-encoding': encoding };
+          const reply = await post(new Uint8Array(compress(Buffer.from(signed.body))), headers);
+          const error = expectErrorReply(reply, 415, 'unsupported_encoding');
+          expect(error.message).toContain('uncompressed');
+        }
+        expect(await handledOf(event.id)).toEqual([]);
+        expectAccepted(await post(signed.body, { ...signed.headers, 'content-encoding': 'identity' }), false);
+        expect(await handledOf(event.id)).toHaveLength(1);
       },
     );
 
@@ -385,6 +410,34 @@ function defineSuite(
     );
 
     test(
+      'query_string',
+      'the query reaches the receiver as sent: a tenant named by an encoded ?tenant= is verified as it',
+      async () => {
+        const { account, secret } = other;
+        // Percent-encoded, among a repeated parameter: the account is read from the query, not the route.
+        const event = createEvent('message.delivered');
+        const encoded = encodeURIComponent(account).replace('b', '%62');
+        const url = `${server.url}?note=a%26b&tenant=${encoded}&note=c`;
+        const signed = createSignedRequest(event, { secret });
+        expectAccepted(await post(signed.body, signed.headers, url), false);
+        expect(await tenantsOf(event.id)).toEqual([account]);
+      },
+    );
+
+    test(
+      'query_string_repeated',
+      'every value of a repeated query parameter arrives, in order: the first ?tenant= names the tenant',
+      async () => {
+        const { account, secrets } = TENANTS.rotating;
+        const event = createEvent('message.delivered');
+        const signed = createSignedRequest(event, { secret: secrets[0] });
+        const url = `${server.url}?tenant=${account}&tenant=${other.account}`;
+        expectAccepted(await post(signed.body, signed.headers, url), false);
+        expect(await tenantsOf(event.id)).toEqual([account]);
+      },
+    );
+
+    test(
       'tenant_rotation',
       'an account in the middle of a rotation: both of its secrets verify',
       async () => {
@@ -442,6 +495,12 @@ function defineSuite(
     });
   });
 }
+
+const COMPRESSIONS: ReadonlyArray<[string, (body: Buffer) => Buffer]> = [
+  ['gzip', gzipSync],
+  ['deflate', deflateSync],
+  ['br', brotliCompressSync],
+];
 
 function nowSeconds(): number {
   return Math.floor(Date.now() / 1000);

@@ -58,7 +58,9 @@ export function runExpressConformance(major: string, express: ExpressMajor): voi
     }),
   );
 
-  // The parser answers oversized bodies itself (its own 413), and only POST reaches the route.
+  // The parser answers oversized bodies itself (its own 413), and only POST reaches the route. Express 4's
+  // body-parser refuses a br body itself (its own 415).
+  const parserSkips = major === '4' ? ['compressed_body'] : [];
   runConformanceSuite(
     `express ${major} behind express.raw()`,
     conformanceApp((app, handler) => {
@@ -68,7 +70,9 @@ export function runExpressConformance(major: string, express: ExpressMajor): voi
         handler,
       );
     }),
-    { skip: ['method_not_allowed', 'payload_too_large_declared', 'payload_too_large_chunked'] },
+    {
+      skip: ['method_not_allowed', 'payload_too_large_declared', 'payload_too_large_chunked', ...parserSkips],
+    },
   );
 
   // express.json() answers bodies it cannot parse or that pass its 100 kB limit before the route runs.
@@ -79,7 +83,13 @@ export function runExpressConformance(major: string, express: ExpressMajor): voi
       app.post('/webhooks/:account', handler);
     }),
     {
-      skip: ['method_not_allowed', 'invalid_json', 'payload_too_large_declared', 'payload_too_large_chunked'],
+      skip: [
+        'method_not_allowed',
+        'invalid_json',
+        'payload_too_large_declared',
+        'payload_too_large_chunked',
+        ...parserSkips,
+      ],
     },
   );
 }

@@ -259,13 +259,9 @@ describe('fastify plugin', () => {
   describe('option validation at registration', () => {
     const { receiver } = createConformanceReceiver();
     const cases: Array<[string, unknown, RegExp]> = [
-      ['no options', undefined, /needs the receiver to mount, got none/],
-      ['no receiver', { path: '/webhooks' }, /needs the receiver to mount, got none/],
-      [
-        'not a receiver',
-        { receiver: {}, path: '/webhooks' },
-        /needs the receiver to mount, got something else/,
-      ],
+      ['no options', undefined, /needs a receiver \(createReceiver from messaging-webhooks\); got none/],
+      ['no receiver', { path: '/webhooks' }, /needs a receiver .*; got none/],
+      ['not a receiver', { receiver: {}, path: '/webhooks' }, /needs a receiver .*; got something else/],
       ['no path', { receiver }, /needs the route path as a string starting with "\/", got none/],
       ['a relative path', { receiver, path: 'webhooks' }, /starting with "\/", got "webhooks"/],
       ['a path of another type', { receiver, path: 42 }, /starting with "\/", got 42/],

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeadLetters, DurableQueue } from '../../src/adapter.js';
+import type { DeadLetters, DurableQueue } from '../../src/index.js';
 import { ensureBuilt } from '../support/build.js';
 import { runCli } from '../support/child-processes.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DeadLetterProgress, DeadLetters, DurableQueue, DurableWorker } from '../../src/adapter.js';
-import { DeadLetterError } from '../../src/adapter.js';
 import { ALL_PAGE_SIZE } from '../../src/durable/dead-letter-pages.js';
-import { createReceiver, type Receiver, WebhookConfigError } from '../../src/index.js';
+import type { DeadLetterProgress, DeadLetters, DurableQueue, DurableWorker } from '../../src/index.js';
+import { createReceiver, DeadLetterError, type Receiver, WebhookConfigError } from '../../src/index.js';
 import { gate } from '../support/gate.js';
 import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';

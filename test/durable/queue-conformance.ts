@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DurableQueue, DurableWorker } from '../../src/adapter.js';
+import type { DurableQueue, DurableWorker } from '../../src/index.js';
 import {
   createReceiver,
   type ErrorContext,

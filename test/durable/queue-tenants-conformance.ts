@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import type { DurableQueue, DurableWorker, ReceiveRequest } from '../../src/adapter.js';
+import type { ReceiveRequest } from '../../src/adapter.js';
+import type { DurableQueue, DurableWorker } from '../../src/index.js';
 import { createReceiver, type ErrorContext, type HandlerContext } from '../../src/index.js';
 import { deliveredEvent, delivery, expectAccepted, uniqueId } from '../support/unit.js';
 import { until } from '../support/until.js';

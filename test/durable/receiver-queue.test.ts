@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { DurableJob, DurableQueue } from '../../src/adapter.js';
+import type { DurableJob } from '../../src/extend.js';
+import type { DurableQueue } from '../../src/index.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 

@@ -5,7 +5,7 @@ import Fastify from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { webhookHandler } from '../../adapters/express.js';
 import { webhooks } from '../../adapters/fastify.js';
-import type { ClaimResult } from '../../src/adapter.js';
+import type { ClaimResult } from '../../src/extend.js';
 import { createReceiver, MemoryDedupeStore } from '../../src/index.js';
 import { HOOK_TIMEOUT_MS } from '../../src/receiver/handlers.js';
 import type { DedupeStore } from '../../src/stores/types.js';

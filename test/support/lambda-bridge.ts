@@ -42,6 +42,7 @@ export function eventFor(source: LambdaSource, request: HttpRequest): LambdaHttp
       body: request.body.length ? body : null,
     });
     Object.assign(event.requestContext as object, { httpMethod: request.method });
+    Object.assign(event, queryParameters(request.query, decodeURIComponent, 'both'));
     const account = accountIn(request.path);
     if (account !== undefined) {
       const resource = '/webhooks/{account}';
@@ -68,6 +69,12 @@ export function eventFor(source: LambdaSource, request: HttpRequest): LambdaHttp
   } else {
     if (source === 'alb') event.headers = Object.fromEntries(lower);
     else event.multiValueHeaders = group(lower);
+    // A load balancer passes the query's names and values as sent, still percent-encoded.
+    const form = source === 'alb' ? 'single' : 'multi';
+    Object.assign(
+      event,
+      queryParameters(request.query, (part) => part, form),
+    );
     Object.assign(event, {
       httpMethod: request.method,
       path: request.path,
@@ -84,6 +91,31 @@ export function eventFor(source: LambdaSource, request: HttpRequest): LambdaHttp
 function accountIn(path: string): string | undefined {
   const match = /^\/webhooks\/([^/]+)$/.exec(path);
   return match ? decodeURIComponent(match[1] as string) : undefined;
+}
+
+/**
+ * The query as REST APIs and ALBs pass it: `queryStringParameters` (the last value of a repeated name) and
+ * `multiValueQueryStringParameters` (every value, in order), each part through `decode`. REST APIs pass null for
+ * both without a query.
+ */
+function queryParameters(
+  query: string,
+  decode: (part: string) => string,
+  form: 'single' | 'multi' | 'both',
+): Record<string, unknown> {
+  const pairs = query
+    .split('&')
+    .filter((pair) => pair !== '')
+    .map((pair) => {
+      const [name = '', value = ''] = pair.split(/=(.*)/s, 2);
+      return [decode(name), decode(value)] as [string, string];
+    });
+  if (pairs.length === 0)
+    return form === 'both' ? { queryStringParameters: null, multiValueQueryStringParameters: null } : {};
+  const found: Record<string, unknown> = {};
+  if (form !== 'multi') found.queryStringParameters = Object.fromEntries(pairs);
+  if (form !== 'single') found.multiValueQueryStringParameters = group(pairs);
+  return found;
 }
 
 function group(headers: Array<[string, string]>): Record<string, string[]> {

@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client';
 import { describe, expectTypeOf, it } from 'vitest';
-import type { DurableWorker, RunDurations } from '../../src/adapter.js';
+import type { DurableWorker, RunDurations } from '../../src/index.js';
 import { createReceiver } from '../../src/index.js';
 import { registerMetrics, registerWorkerMetrics } from '../../src/observability/prometheus.js';
 

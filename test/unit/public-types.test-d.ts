@@ -1,15 +1,15 @@
 import { describe, expectTypeOf, it } from 'vitest';
+import type { AdapterReceiver, ReceiverSource } from '../../src/adapter.js';
+import type { DeliveryKind } from '../../src/emulator/index.js';
 import type {
-  AdapterReceiver,
   ErrorCode,
+  MemoryDedupeStore,
   MemoryDedupeStoreOptions,
   Mode,
-  ReceiverSource,
   Verifier,
   VerifyResult,
-} from '../../src/adapter.js';
-import type { DeliveryKind } from '../../src/emulator/index.js';
-import type { MemoryDedupeStore, WebhookHandlerError } from '../../src/index.js';
+  WebhookHandlerError,
+} from '../../src/index.js';
 import { createVerifier } from '../../src/index.js';
 import type { DataOf, SignedDelivery, SignOptions } from '../../src/testing.js';
 import { createTenantSigner, type SignedRequest, signRequest, type TenantSigner } from '../../src/testing.js';

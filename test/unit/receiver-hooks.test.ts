@@ -1,6 +1,6 @@
 import { describe, expect, expectTypeOf, it } from 'vitest';
-import type { RejectionReason } from '../../src/adapter.js';
 import { reasonAnswers } from '../../src/contract/reasons.js';
+import type { RejectionReason } from '../../src/index.js';
 import {
   createReceiver,
   type DedupeStore,
@@ -86,6 +86,7 @@ describe('onRejected: every 4xx answer, the sender’s problem', () => {
       'signature_mismatch',
       'method_not_allowed',
       'unsupported_media_type',
+      'unsupported_encoding',
       'payload_too_large',
       'request_aborted',
       'body_timeout',

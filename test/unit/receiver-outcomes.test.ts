@@ -97,6 +97,23 @@ describe('receiver outcomes', () => {
     expectRejected(missing, 415, 'unsupported_media_type');
   });
 
+  it('415: a Content-Encoding other than identity, before the body is read, whatever the body holds', async () => {
+    const event = deliveredEvent();
+    for (const encoding of ['gzip', 'deflate', 'br', 'GZIP', 'identity, gzip', 'x-unknown']) {
+      // The signature is over the JSON and the body is the JSON, as a framework that inflated it would pass it.
+      const outcome = await receiverWith().receive(
+        delivery(event, { headers: { 'content-encoding': encoding } }),
+      );
+      expectRejected(outcome, 415, 'unsupported_encoding');
+    }
+    for (const encoding of ['identity', 'Identity', '']) {
+      const outcome = await receiverWith().receive(
+        delivery(event, { headers: { 'content-encoding': encoding } }),
+      );
+      expectAccepted(outcome, 200);
+    }
+  });
+
   it('413: a body over maxBodyBytes, given whole or stopped by the reader', async () => {
     const receiver = receiverWith({ maxBodyBytes: 64 });
     expectRejected(await receiver.receive(delivery(deliveredEvent())), 413, 'payload_too_large');

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { getHeader, isJsonContentType } from '../../src/adapter.js';
+import { getHeader } from '../../src/adapter.js';
+import { isJsonContentType } from '../../src/contract/request.js';
 import { createReceiver } from '../../src/index.js';
 import { signPayload } from '../../src/signature/index.js';
 import { deliveredEvent, expectAccepted, expectRejected, SECRET } from '../support/unit.js';

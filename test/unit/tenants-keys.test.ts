@@ -1,6 +1,7 @@
 import { Registry } from 'prom-client';
 import { describe, expect, it } from 'vitest';
-import type { ReceiveRequest, TenantSecretsAnswer } from '../../src/adapter.js';
+import type { ReceiveRequest } from '../../src/adapter.js';
+import type { TenantSecretsAnswer } from '../../src/index.js';
 import { createReceiver, type ErrorContext, MemoryDedupeStore } from '../../src/index.js';
 import { registerMetrics } from '../../src/observability/prometheus.js';
 import { createTestLogger } from '../setup/test-logger.js';

@@ -5,7 +5,7 @@ import type {
   TenantRequest,
   TenantSecretsAnswer,
   TenantSecretsOptions,
-} from '../../src/adapter.js';
+} from '../../src/index.js';
 import { createReceiver, type ErrorContext, type Secrets } from '../../src/index.js';
 
 declare const db: { webhookSecretsOf(tenant: string): Promise<Secrets | undefined> };

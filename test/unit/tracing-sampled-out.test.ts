@@ -9,7 +9,7 @@ import {
   TraceIdRatioBasedSampler,
 } from '@opentelemetry/sdk-trace-base';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { TraceSpan, Tracing } from '../../src/adapter.js';
+import type { TraceSpan, Tracing } from '../../src/extend.js';
 import { createReceiver } from '../../src/index.js';
 import { openTelemetry } from '../../src/observability/opentelemetry.js';
 import { type Recorded, recordSpans } from '../support/tracing.js';

@@ -1,6 +1,6 @@
 import { expectTypeOf, test } from 'vitest';
-import type { TraceSpan, Tracing } from '../../src/adapter.js';
 import { createBullmqWorker } from '../../src/durable/bullmq/index.js';
+import type { TraceSpan, Tracing } from '../../src/extend.js';
 import { createReceiver } from '../../src/index.js';
 import { openTelemetry } from '../../src/observability/opentelemetry.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { defaultCryptoProvider } from '../../src/adapter.js';
+import { defaultCryptoProvider } from '../../src/extend.js';
 import {
   bodySignature,
   createReceiver,

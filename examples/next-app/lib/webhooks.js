@@ -18,7 +18,7 @@ export function webhooks() {
   return globalThis[STATE];
 }
 
-/** What the webhook routes mount: createRouteHandler and createPagesHandler call it at the first request. */
+/** What the webhook routes mount: createNextRouteHandler and createNextPagesHandler call it at the first request. */
 export const receiver = () => webhooks().receiver;
 
 /**
@@ -35,10 +35,12 @@ function createWebhooks(env) {
     ...(env.MAX_BODY_BYTES ? { maxBodyBytes: Number(env.MAX_BODY_BYTES) } : {}),
     ...(env.BODY_TIMEOUT_MS ? { bodyTimeoutMs: Number(env.BODY_TIMEOUT_MS) } : {}),
   });
-  // Many accounts, one route: the account is the route's [account] segment, its secrets are looked up when a
-  // delivery for it comes (here from WEBHOOK_SECRETS_BY_ACCOUNT; in an app, from its database).
+  // Many accounts, one route: the account is `?tenant=` when the URL has one, else the route's [account]
+  // segment; its secrets are looked up when a delivery for it comes (here from WEBHOOK_SECRETS_BY_ACCOUNT; in an
+  // app, from its database).
   const accounts = createReceiver({
-    tenant: (request) => request.params.account,
+    tenant: (request) =>
+      new URL(request.url ?? '/', 'http://localhost').searchParams.get('tenant') ?? request.params.account,
     secrets: secretsLookup(env),
     ...(env.LOOKUP_TIMEOUT_MS ? { tenantSecrets: { timeoutMs: Number(env.LOOKUP_TIMEOUT_MS) } } : {}),
     ...(env.MAX_BODY_BYTES ? { maxBodyBytes: Number(env.MAX_BODY_BYTES) } : {}),

@@ -39,8 +39,9 @@ async function startFastifyApp(
   return { app, origin };
 }
 
-// Fastify answers what it cannot parse (another content type, invalid JSON) before any route runs, and reads a
-// body whole under its own bodyLimit before the route sees it: the receiver's early 413 cannot happen.
+// Fastify answers what it cannot parse (another content type, invalid JSON, a compressed body: 400) before any
+// route runs, and reads a body whole under its own bodyLimit before the route sees it: the receiver's early 413
+// cannot happen.
 runConformanceSuite(
   'nestjs 11 on fastify, rawBody: true',
   async (profile: SignatureProfile) => {
@@ -51,6 +52,7 @@ runConformanceSuite(
   {
     skip: [
       'unsupported_media_type',
+      'compressed_body',
       'invalid_json',
       'payload_too_large_declared',
       'payload_too_large_chunked',

@@ -2,8 +2,7 @@
 import { createServer } from 'node:http';
 import express from 'express';
 import Fastify from 'fastify';
-import { createReceiver, MemoryDedupeStore } from 'messaging-webhooks';
-import type { DurableWorker } from 'messaging-webhooks/adapter';
+import { createReceiver, type DurableWorker, MemoryDedupeStore } from 'messaging-webhooks';
 import { createLambdaHandler } from 'messaging-webhooks/aws-lambda';
 import { createAzureHandler } from 'messaging-webhooks/azure-functions';
 import { webhookHandler } from 'messaging-webhooks/express';

@@ -1,0 +1,23 @@
+// The extension entry: what a dedupe store, a durable job engine, a crypto provider or a tracer is built from.
+// Applications import from the root entry; framework adapters from messaging-webhooks/adapter.
+export type {
+  DeliveryStart,
+  JobStart,
+  TraceAttributes,
+  TraceCarrier,
+  TraceSpan,
+  Tracing,
+} from './contract/tracing.js';
+export { defaultCryptoProvider } from './crypto/default.js';
+export type {
+  AsyncCryptoProvider,
+  CryptoProvider,
+  DigestEncoding,
+  HashName,
+  ProviderBase,
+  SyncCryptoProvider,
+} from './crypto/provider.js';
+/** The ledger the RabbitMQ and NATS queues keep in PostgreSQL. */
+export type { LedgerOptions, LedgerPool } from './durable/ledger/ledger.js';
+export type { DispatchingReceiver, DurableJob, EnqueueResult } from './durable/port.js';
+export type { ClaimResult, StoreTx } from './stores/types.js';

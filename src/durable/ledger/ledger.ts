@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { kindOf, WebhookConfigError } from '../../base/errors.js';
 import type { DurableJob, DurableQueueCounts, EnqueueResult } from '../port.js';
-import { type AdmissionRow, groupedAdmissions } from './admissions.js';
 import { type LedgerStatements, ledgerStatements, TABLE_NAME } from './sql.js';
 
 /** Where a broker queue keeps its ledger: a table in your PostgreSQL. */
@@ -53,10 +52,7 @@ export type LedgerClaim = { run: true; attempt: number; token: string } | { run:
 export interface Ledger {
   readonly queue: string;
   ready(): Promise<void>;
-  /**
-   * `enqueued` when the caller must publish the job now. Handoffs made while earlier ones are being written go
-   * together in one statement.
-   */
+  /** `enqueued` when the caller must publish the job now. */
   admit(job: DurableJob): Promise<EnqueueResult>;
   withdraw(key: string): Promise<void>;
   claim(key: string, leaseMs: number): Promise<LedgerClaim>;
@@ -104,14 +100,18 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
     await ready();
     return (pool as LedgerPool).query(text, values);
   };
-  const admit = groupedAdmissions(
-    async (keys, jobs) =>
-      (await query(sql.admit, [queue, keys, jobs, REPUBLISH_AFTER_MS])).rows as unknown as AdmissionRow[],
-  );
   return {
     queue,
     ready,
-    admit: (job) => admit(stored(job.key), JSON.stringify(job)),
+    async admit(job) {
+      const key = stored(job.key);
+      const admitted = await query(sql.admit, [queue, key, JSON.stringify(job), REPUBLISH_AFTER_MS]);
+      if (admitted.rowCount) return 'enqueued';
+      const state = (await query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
+      // Gone between the two reads (a purge): the next delivery admits it.
+      if (state === undefined) return 'in_progress';
+      return state === 'completed' || state === 'dead' ? 'duplicate' : 'in_progress';
+    },
     async withdraw(key) {
       await query(sql.withdraw, [queue, stored(key)]);
     },

@@ -38,7 +38,20 @@ export function ledgerStatements(table: string) {
       `CREATE INDEX IF NOT EXISTS ${index('live')} ON ${t} (queue, state, changed_at) WHERE state <> 'completed'`,
       `CREATE INDEX IF NOT EXISTS ${index('expiry')} ON ${t} (queue, expires_at) WHERE state = 'completed'`,
     ],
-    admit: admitStatement(t),
+    /**
+     * A new event, an event whose dedupe window ended, or one queued so long ago ($4 ms) that its handoff may
+     * never have reached the broker (a receiver that died between this row and the broker's confirm): the row
+     * is (re)written and returned, and the caller publishes. Else nothing is returned.
+     */
+    admit: `INSERT INTO ${t} AS l (queue, key, state, job) VALUES ($1, $2, 'queued', $3)
+      ON CONFLICT (queue, key) DO UPDATE SET
+        state = 'queued', job = excluded.job, changed_at = now(),
+        attempt = CASE WHEN l.state = 'completed' THEN 0 ELSE l.attempt END,
+        enqueued_at = CASE WHEN l.state = 'completed' THEN now() ELSE l.enqueued_at END,
+        expires_at = NULL, run_token = NULL, lease_until = NULL
+      WHERE (l.state = 'completed' AND l.expires_at <= now())
+         OR (l.state IN ('queued', 'retrying') AND l.changed_at <= now() - make_interval(secs => $4 / 1000.0))
+      RETURNING l.attempt`,
     stateOf: `SELECT state FROM ${t} WHERE queue = $1 AND key = $2`,
     /** A handoff the broker refused: the row goes, so the service's retry hands the event off again. */
     withdraw: `DELETE FROM ${t} WHERE queue = $1 AND key = $2 AND state = 'queued' AND attempt = 0`,
@@ -82,30 +95,6 @@ export function ledgerStatements(table: string) {
     purge: `DELETE FROM ${t} WHERE queue = $1 AND key = $2 AND state = 'dead'`,
     dropQueue: `DELETE FROM ${t} WHERE queue = $1`,
   };
-}
-
-/**
- * New events, events whose dedupe window ended, or ones queued so long ago ($4 ms) that their handoff may
- * never have reached the broker (a receiver that died between the row and the broker's confirm): their rows
- * are (re)written, and the caller publishes them. Many at once ($2 keys, $3 jobs, each key once), written in
- * key order so that two statements never wait on each other's rows. Each key is answered with whether it
- * was written, else its state as the statement found it.
- */
-function admitStatement(t: string): string {
-  return `WITH input AS (SELECT * FROM unnest($2::text[], $3::text[]) AS i(key, job)),
-  admitted AS (
-    INSERT INTO ${t} AS l (queue, key, state, job) SELECT $1, key, 'queued', job FROM input ORDER BY key
-    ON CONFLICT (queue, key) DO UPDATE SET
-      state = 'queued', job = excluded.job, changed_at = now(),
-      attempt = CASE WHEN l.state = 'completed' THEN 0 ELSE l.attempt END,
-      enqueued_at = CASE WHEN l.state = 'completed' THEN now() ELSE l.enqueued_at END,
-      expires_at = NULL, run_token = NULL, lease_until = NULL
-    WHERE (l.state = 'completed' AND l.expires_at <= now())
-       OR (l.state IN ('queued', 'retrying') AND l.changed_at <= now() - make_interval(secs => $4 / 1000.0))
-    RETURNING l.key)
-  SELECT i.key, a.key IS NOT NULL AS admitted, l.state FROM input i
-    LEFT JOIN admitted a ON a.key = i.key
-    LEFT JOIN ${t} l ON l.queue = $1 AND l.key = i.key`;
 }
 
 export type LedgerStatements = ReturnType<typeof ledgerStatements>;

@@ -46,7 +46,7 @@ describe('bullmqQueue({ waitForReplicas })', () => {
     primary = await ownRedisServer();
     const port = new URL(primary.url).port;
     replica = await ownRedisServer(['--save', '', '--replicaof', '127.0.0.1', port]);
-    await replicasOnline({ port: Number(port), alive: true, kill: async () => {}, start: async () => {} }, 1);
+    await replicasOnline({ port: Number(port) }, 1);
   }, 60_000);
 
   afterAll(async () => {

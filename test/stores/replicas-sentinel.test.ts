@@ -1,6 +1,8 @@
 import { createSentinel } from 'redis';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createReceiver } from '../../src/index.js';
 import { RedisDedupeStore, type WaitForReplicas } from '../../src/stores/redis.js';
+import { createEvent, createSignedRequest } from '../../src/testing.js';
 import { testRun } from '../support/harness/cluster.js';
 import { eventIds } from '../support/harness/sender.js';
 import { countingReceiver } from '../support/topologies/failover-run.js';
@@ -90,4 +92,51 @@ it('a replica lost after the check: processed, answered not_replicated until the
   expect(runs.get(id)).toBe(1);
   await until(async () => (await deliver(fresh)).status === 200, { what: 'the new event to be processed' });
   expect(runs.get(fresh)).toBe(1);
+}, 60_000);
+
+it('a primary paused after the claim: the request is answered 503 within the one store deadline, never run twice', async () => {
+  const client = createSentinel({ name: topology.name, sentinelRootNodes: topology.sentinelRootNodes });
+  client.on('error', () => {});
+  clients.push(client);
+  await client.connect();
+  const deadlineMs = 1500;
+  const store = new RedisDedupeStore({
+    client,
+    prefix,
+    operationTimeoutMs: deadlineMs,
+    waitForReplicas: { count: 1, timeoutMs: 1000 },
+  });
+  const receiver = createReceiver({ secrets: secret, store, leaseMs: 3000 });
+  const [warm, id] = eventIds(run, 2, 200) as [string, string];
+  const runs: string[] = [];
+  let handlerEnded = 0;
+  receiver.on('message.delivered', (event) => {
+    runs.push(event.id as string);
+    // The host of the primary freezes between the claim and the completion.
+    if (event.id === id && runs.length === 1) topology.primary.pause();
+    handlerEnded = performance.now();
+  });
+  const deliver = (eventId: string) => {
+    const { body, headers } = createSignedRequest(createEvent('message.delivered', { id: eventId }), {
+      secret,
+    });
+    return receiver.receive({ method: 'POST', headers, rawBody: body });
+  };
+  try {
+    expect((await deliver(warm)).status).toBe(200);
+    runs.length = 0;
+    const started = performance.now();
+    const answer = await deliver(id);
+    const answered = performance.now();
+    expect(answer.status).toBe(503);
+    // Its completion and its release share the deadline the claim began: a frozen primary holds the request
+    // that long in all, not once per call.
+    expect(answered - started).toBeLessThan(deadlineMs + 700);
+    expect(answered - handlerEnded).toBeLessThan(deadlineMs + 200);
+  } finally {
+    topology.primary.resume();
+  }
+  // Back: the completion sent before the deadline lands, and the retry is acknowledged without a second run.
+  await until(async () => (await deliver(id)).status === 200, { what: 'the retry to be answered 200' });
+  expect(runs).toEqual([id]);
 }, 60_000);

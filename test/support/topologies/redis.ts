@@ -8,11 +8,16 @@ import { until } from '../until.js';
 
 const run = promisify(execFile);
 
-/** One redis-server of a topology: its port, and how to kill it (SIGKILL, the machine lost) or start it again. */
+/**
+ * One redis-server of a topology: its port, and how to kill it (SIGKILL, the machine lost) or start it again,
+ * or pause it (SIGSTOP: a frozen host, its connections open and silent) and resume it.
+ */
 export interface RedisNode {
   port: number;
   kill(): Promise<void>;
   start(): Promise<void>;
+  pause(): void;
+  resume(): void;
   readonly alive: boolean;
 }
 
@@ -63,6 +68,12 @@ function redisNode(port: number, dir: string, args: string[]): RedisNode {
       if (!node.alive) return;
       child?.kill('SIGKILL');
       await exited;
+    },
+    pause() {
+      child?.kill('SIGSTOP');
+    },
+    resume() {
+      child?.kill('SIGCONT');
     },
   };
   return node;
@@ -251,7 +262,7 @@ export async function cli(port: number, ...args: string[]): Promise<string> {
 }
 
 /** Waits until `count` replicas of `primary` finished their sync and stream its writes. */
-export async function replicasOnline(primary: RedisNode, count: number): Promise<void> {
+export async function replicasOnline(primary: Pick<RedisNode, 'port'>, count: number): Promise<void> {
   await until(
     async () =>
       ((await cli(primary.port, 'INFO', 'replication')).match(/state=online/g) ?? []).length >= count,

@@ -3,8 +3,6 @@ import { type SqlAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 import { StoreUnavailableError } from './unavailable.js';
 
-export type { SqlDialect } from './sql-inbox.js';
-
 /** The interactive-transaction options of Prisma's `$transaction(fn, options)` the store sets. */
 export interface PrismaTransactionOptions {
   maxWait?: number;
@@ -38,7 +36,7 @@ export interface PrismaDedupeStoreOptions<P extends PrismaClientLike> {
   /** The inbox table. Default `webhook_inbox` (the `WebhookInbox` model of sql/webhook_inbox*.prisma). */
   table?: string;
   /** The database, when the client does not say (a client wrapped by something other than `$extends`). */
-  dialect?: SqlDialect;
+  dialect?: 'postgres' | 'mysql';
   /**
    * Longest run of an event's transaction (Prisma's interactive-transaction `timeout`, milliseconds): the
    * handlers and the completion. Past it Prisma rolls the transaction back and the event is answered 503 and

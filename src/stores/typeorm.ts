@@ -3,8 +3,6 @@ import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { type SqlAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
 import type { ClaimResult, DedupeStore } from './types.js';
 
-export type { SqlDialect } from './sql-inbox.js';
-
 export interface TypeOrmDedupeStoreOptions {
   /** The app's TypeORM DataSource (`type: 'postgres'`, `'mysql'` or `'mariadb'`), initialized or not yet. */
   dataSource: DataSource;

@@ -114,6 +114,7 @@ const ROOMS = [
   'crypto',
   'signature',
   'stores',
+  'tracker',
   'pipeline',
   'durable',
   'observability',

@@ -1,0 +1,22 @@
+// messaging-webhooks/tracker: each message's true status, its stores, reconciliation and the service client.
+export { MemoryStatusStore, type MemoryStatusStoreOptions } from './memory-store.js';
+export type {
+  MessageRecord,
+  MessageStatusView,
+  OpenStatus,
+  ReceiptStatus,
+  StatusSource,
+  StatusStep,
+  StatusTransition,
+  TrackedStatus,
+  UnknownStatus,
+} from './record.js';
+export type { Observation, Precedence } from './rules.js';
+export type { StatusStore } from './store.js';
+export {
+  createMessageTracker,
+  type MessageTracker,
+  type MessageTrackerOptions,
+  type TrackedEvent,
+  type TransitionHandler,
+} from './tracker.js';

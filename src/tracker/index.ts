@@ -1,5 +1,6 @@
 // messaging-webhooks/tracker: each message's true status, its stores, reconciliation and the service client.
 export { MemoryStatusStore, type MemoryStatusStoreOptions } from './memory-store.js';
+export { PostgresStatusStore, type PostgresStatusStoreOptions } from './postgres-store.js';
 export type {
   MessageRecord,
   MessageStatusView,
@@ -11,6 +12,7 @@ export type {
   TrackedStatus,
   UnknownStatus,
 } from './record.js';
+export { RedisStatusStore, type RedisStatusStoreOptions } from './redis-store.js';
 export type { Observation, Precedence } from './rules.js';
 export type { StatusStore } from './store.js';
 export {

@@ -1,6 +1,7 @@
 // messaging-webhooks/tracker: each message's true status, its stores, reconciliation and the service client.
 export { MemoryStatusStore, type MemoryStatusStoreOptions } from './memory-store.js';
 export { PostgresStatusStore, type PostgresStatusStoreOptions } from './postgres-store.js';
+export type { ReconcileOptions, ReconcileSummary } from './reconcile.js';
 export type {
   MessageRecord,
   MessageStatusView,
@@ -14,6 +15,13 @@ export type {
 } from './record.js';
 export { RedisStatusStore, type RedisStatusStoreOptions } from './redis-store.js';
 export type { Observation, Precedence } from './rules.js';
+export {
+  createServiceClient,
+  type ServiceClient,
+  type ServiceClientOptions,
+  ServiceError,
+  type ServiceMessageStatus,
+} from './service-client.js';
 export type { StatusStore } from './store.js';
 export {
   createMessageTracker,

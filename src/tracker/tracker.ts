@@ -4,6 +4,7 @@ import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import { statusOfEvent } from '../events/status-order.js';
 import { MemoryStatusStore } from './memory-store.js';
+import { type ReconcileOptions, type ReconcileSummary, reconcile } from './reconcile.js';
 import {
   latencyOf,
   type MessageRecord,
@@ -53,6 +54,11 @@ export interface MessageTracker {
   observe(observation: Observation): Promise<StatusTransition[]>;
   /** Makes a message `unknown` when it is past `finalAfterMs` without a final status. */
   expire(messageId: string): Promise<StatusTransition[]>;
+  /**
+   * One reconciliation pass: asks the service (`client`) about every expected message still open after
+   * `olderThanMs`, through the same rules and transition handlers. Safe from several processes at once.
+   */
+  reconcile(options: ReconcileOptions): Promise<ReconcileSummary>;
   /** Open messages first expected at or before `expectedBefore` (ms since the epoch), oldest first. */
   openMessages(expectedBefore: number, limit: number): Promise<MessageRecord[]>;
   /** How many messages are open now. */
@@ -96,7 +102,7 @@ export function createMessageTracker(options: MessageTrackerOptions = {}): Messa
     (await settle(observation.messageId, (record) => advance(record, observation, precedence, now())))
       .transitions;
 
-  return {
+  const tracker: MessageTracker = {
     async expect(messageId, details = {}) {
       checkMessageId(messageId, 'expect');
       const sentAt = details.sentAt === undefined ? undefined : Number(details.sentAt);
@@ -133,10 +139,12 @@ export function createMessageTracker(options: MessageTrackerOptions = {}): Messa
     countOpen: () => store.countOpen(),
     finalAfterMs,
     now,
+    reconcile: (reconcileOptions) => reconcile(tracker, reconcileOptions),
     close: async () => {
       await store.close?.();
     },
   };
+  return tracker;
 }
 
 type Settle = (

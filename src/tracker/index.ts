@@ -10,6 +10,7 @@ export type {
   StatusSource,
   StatusStep,
   StatusTransition,
+  StatusViewBase,
   TrackedStatus,
   UnknownStatus,
 } from './record.js';

@@ -43,7 +43,7 @@ export function isFinal(status: TrackedStatus): boolean {
   return status === 'delivered' || status === 'failed' || status === 'unknown';
 }
 
-interface StatusViewBase {
+export interface StatusViewBase {
   readonly messageId: string;
   readonly history: readonly StatusStep[];
   readonly to: string | undefined;

@@ -3,7 +3,6 @@ export { MemoryStatusStore, type MemoryStatusStoreOptions } from './memory-store
 export { PostgresStatusStore, type PostgresStatusStoreOptions } from './postgres-store.js';
 export type { ReconcileOptions, ReconcileSummary } from './reconcile.js';
 export type {
-  MessageRecord,
   MessageStatusView,
   OpenStatus,
   ReceiptStatus,
@@ -11,6 +10,7 @@ export type {
   StatusStep,
   StatusTransition,
   StatusViewBase,
+  TrackedMessage,
   TrackedStatus,
   UnknownStatus,
 } from './record.js';

@@ -1,5 +1,5 @@
 import { option, rules } from '../base/options.js';
-import { isFinal, type MessageRecord } from './record.js';
+import { isFinal, type TrackedMessage } from './record.js';
 import type { StatusStore } from './store.js';
 
 export interface MemoryStatusStoreOptions {
@@ -15,7 +15,7 @@ const WHERE = 'new MemoryStatusStore(…): ';
 const COUNT = rules.whole({ min: 1 });
 export const DEFAULT_STATUS_RETENTION_MS = 30 * 24 * 3600_000;
 
-const copy = (record: MessageRecord): MessageRecord => ({ ...record, history: [...record.history] });
+const copy = (record: TrackedMessage): TrackedMessage => ({ ...record, history: [...record.history] });
 
 /**
  * The default status store: one process, in memory, bounded. Each write is a compare and set on the version,
@@ -25,7 +25,7 @@ export class MemoryStatusStore implements StatusStore {
   readonly maxEntries: number;
   readonly retentionMs: number;
   readonly #now: () => number;
-  readonly #records = new Map<string, MessageRecord>();
+  readonly #records = new Map<string, TrackedMessage>();
   /** Final messages in the order they became final: the first to go by retention or by the bound. */
   readonly #finals = new Map<string, number>();
 
@@ -40,13 +40,13 @@ export class MemoryStatusStore implements StatusStore {
     return this.#records.size;
   }
 
-  read(messageId: string): Promise<MessageRecord | undefined> {
+  read(messageId: string): Promise<TrackedMessage | undefined> {
     this.#expire();
     const record = this.#records.get(messageId);
     return Promise.resolve(record && copy(record));
   }
 
-  write(record: MessageRecord, expectedVersion: number): Promise<boolean> {
+  write(record: TrackedMessage, expectedVersion: number): Promise<boolean> {
     this.#expire();
     const stored = this.#records.get(record.messageId);
     if ((stored?.version ?? 0) !== expectedVersion) return Promise.resolve(false);
@@ -57,7 +57,7 @@ export class MemoryStatusStore implements StatusStore {
     return Promise.resolve(true);
   }
 
-  open(expectedBefore: number, limit: number): Promise<MessageRecord[]> {
+  open(expectedBefore: number, limit: number): Promise<TrackedMessage[]> {
     const open = [...this.#records.values()]
       .filter((record) => !isFinal(record.status) && record.expectedAt <= expectedBefore)
       .sort((a, b) => a.expectedAt - b.expectedAt)

@@ -13,7 +13,7 @@ import {
   statusTable,
   writeSql,
 } from './postgres-sql.js';
-import { isFinal, type MessageRecord } from './record.js';
+import { isFinal, type TrackedMessage } from './record.js';
 import type { StatusStore } from './store.js';
 
 export interface PostgresStatusStoreOptions {
@@ -74,15 +74,15 @@ export class PostgresStatusStore implements StatusStore {
 ${this.createTableSql}`);
   }
 
-  async read(messageId: string): Promise<MessageRecord | undefined> {
-    const { rows } = await this.#query<{ record: MessageRecord }>(this.#sql.read, [
+  async read(messageId: string): Promise<TrackedMessage | undefined> {
+    const { rows } = await this.#query<{ record: TrackedMessage }>(this.#sql.read, [
       messageId,
       this.retentionMs,
     ]);
     return rows[0]?.record;
   }
 
-  async write(record: MessageRecord, expectedVersion: number): Promise<boolean> {
+  async write(record: TrackedMessage, expectedVersion: number): Promise<boolean> {
     const final = isFinal(record.status);
     const params = [
       record.messageId,
@@ -97,8 +97,8 @@ ${this.createTableSql}`);
     return (await this.#query(this.#sql.write, params)).rowCount === 1;
   }
 
-  async open(expectedBefore: number, limit: number): Promise<MessageRecord[]> {
-    const { rows } = await this.#query<{ record: MessageRecord }>(this.#sql.open, [expectedBefore, limit]);
+  async open(expectedBefore: number, limit: number): Promise<TrackedMessage[]> {
+    const { rows } = await this.#query<{ record: TrackedMessage }>(this.#sql.open, [expectedBefore, limit]);
     return rows.map((row) => row.record);
   }
 

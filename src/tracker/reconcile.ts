@@ -1,11 +1,11 @@
 import { option, rules } from '../base/options.js';
-import type { MessageRecord, MessageStatusView, StatusTransition } from './record.js';
+import type { MessageStatusView, StatusTransition, TrackedMessage } from './record.js';
 import type { Observation } from './rules.js';
 import type { ServiceClient } from './service-client.js';
 
 /** What a pass needs of the tracker. */
 export interface Reconcilable {
-  openMessages(expectedBefore: number, limit: number): Promise<MessageRecord[]>;
+  openMessages(expectedBefore: number, limit: number): Promise<TrackedMessage[]>;
   observe(observation: Observation): Promise<StatusTransition[]>;
   status(messageId: string): Promise<MessageStatusView | undefined>;
   readonly now: () => number;

@@ -21,7 +21,7 @@ export interface StatusStep {
  * A message as a status store keeps it. `version` grows by one with each write: a store writes a record only
  * over the version the writer read, which is how two processes never both make one transition.
  */
-export interface MessageRecord {
+export interface TrackedMessage {
   messageId: string;
   status: TrackedStatus;
   /** The `created_at` of the event that set `status`, for precedence between delivered and failed. */
@@ -90,13 +90,13 @@ export interface StatusTransition {
 }
 
 /** Time from sentAt to the final receipt, for delivered and failed only. */
-export function latencyOf(record: MessageRecord): number | undefined {
+export function latencyOf(record: TrackedMessage): number | undefined {
   if (record.status !== 'delivered' && record.status !== 'failed') return undefined;
   if (record.sentAt === undefined || record.finalAt === undefined) return undefined;
   return Math.max(0, record.finalAt - record.sentAt);
 }
 
-export function viewOf(record: MessageRecord): MessageStatusView {
+export function viewOf(record: TrackedMessage): MessageStatusView {
   const base = {
     messageId: record.messageId,
     history: record.history,

@@ -2,7 +2,7 @@ import { option, rules } from '../base/options.js';
 import { operationTimeout, withinOperationTimeout } from '../stores/deadline.js';
 import { type RedisLink, type RedisStoreClient, redisLink } from '../stores/redis-client.js';
 import { DEFAULT_STATUS_RETENTION_MS } from './memory-store.js';
-import { isFinal, type MessageRecord } from './record.js';
+import { isFinal, type TrackedMessage } from './record.js';
 import type { StatusStore } from './store.js';
 
 export interface RedisStatusStoreOptions {
@@ -69,13 +69,13 @@ export class RedisStatusStore implements StatusStore {
     this.#link = redisLink(options?.client, this.operationTimeoutMs, 'RedisStatusStore');
   }
 
-  async read(messageId: string): Promise<MessageRecord | undefined> {
+  async read(messageId: string): Promise<TrackedMessage | undefined> {
     const key = this.#key(messageId);
     const reply = await this.#send(key, ['HGET', key, 'r']);
-    return typeof reply === 'string' ? (JSON.parse(reply) as MessageRecord) : undefined;
+    return typeof reply === 'string' ? (JSON.parse(reply) as TrackedMessage) : undefined;
   }
 
-  async write(record: MessageRecord, expectedVersion: number): Promise<boolean> {
+  async write(record: TrackedMessage, expectedVersion: number): Promise<boolean> {
     const key = this.#key(record.messageId);
     const final = isFinal(record.status) ? '1' : '0';
     const args = [
@@ -91,10 +91,10 @@ export class RedisStatusStore implements StatusStore {
     return Number(reply) === 1;
   }
 
-  async open(expectedBefore: number, limit: number): Promise<MessageRecord[]> {
+  async open(expectedBefore: number, limit: number): Promise<TrackedMessage[]> {
     const args = [String(expectedBefore), String(limit), `${this.prefix}m:`];
     const reply = await this.#send(this.#openKey, ['EVAL', OPEN, '1', this.#openKey, ...args]);
-    return (reply as string[]).map((record) => JSON.parse(record) as MessageRecord);
+    return (reply as string[]).map((record) => JSON.parse(record) as TrackedMessage);
   }
 
   async countOpen(): Promise<number> {

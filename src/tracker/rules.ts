@@ -1,5 +1,5 @@
 import { type MessageStatus, shouldApply, statusRank } from '../events/status-order.js';
-import { isFinal, type MessageRecord, type StatusSource, type TrackedStatus } from './record.js';
+import { isFinal, type StatusSource, type TrackedMessage, type TrackedStatus } from './record.js';
 
 /**
  * Which of delivered and failed stands when both come for one message: `'later'` (the later `created_at` wins,
@@ -28,7 +28,7 @@ function timeOr(at: string | undefined, fallback: number): number {
 }
 
 /** Whether `incoming` replaces the stored status; a status a message already had is never entered again. */
-function moves(record: MessageRecord, incoming: Observation, precedence: Precedence): boolean {
+function moves(record: TrackedMessage, incoming: Observation, precedence: Precedence): boolean {
   if (record.history.some((step) => step.status === incoming.status)) return false;
   if (record.status === 'unknown') return isFinal(incoming.status);
   const stage = statusRank[incoming.status] - statusRank[record.status];
@@ -46,12 +46,12 @@ function moves(record: MessageRecord, incoming: Observation, precedence: Precede
  * earlier stage). Pure: the store decides whether this write wins.
  */
 export function advance(
-  record: MessageRecord | undefined,
+  record: TrackedMessage | undefined,
   incoming: Observation,
   precedence: Precedence,
   now: number,
-): MessageRecord | undefined {
-  const base: MessageRecord = record ?? {
+): TrackedMessage | undefined {
+  const base: TrackedMessage = record ?? {
     messageId: incoming.messageId,
     status: 'queued',
     expectedAt: now,
@@ -74,7 +74,7 @@ export function advance(
 }
 
 /** A status that stays may still bring what the record lacks (the operator of a copy). */
-function filledIn(record: MessageRecord, incoming: Observation): MessageRecord | undefined {
+function filledIn(record: TrackedMessage, incoming: Observation): TrackedMessage | undefined {
   const operator = record.operator ?? incoming.operator;
   const to = record.to ?? incoming.to;
   if (operator === record.operator && to === record.to) return undefined;
@@ -83,11 +83,11 @@ function filledIn(record: MessageRecord, incoming: Observation): MessageRecord |
 
 /** The record of a message the app sent: queued when new; what it lacks filled in when a webhook came first. */
 export function expected(
-  record: MessageRecord | undefined,
+  record: TrackedMessage | undefined,
   messageId: string,
   details: { to?: string | undefined; sentAt?: number | undefined },
   now: number,
-): MessageRecord | undefined {
+): TrackedMessage | undefined {
   if (record === undefined) {
     const sentAt = details.sentAt;
     return {
@@ -107,7 +107,11 @@ export function expected(
 }
 
 /** `unknown` once a message is open `finalAfterMs` after it was sent (or expected); else undefined. */
-export function expired(record: MessageRecord, finalAfterMs: number, now: number): MessageRecord | undefined {
+export function expired(
+  record: TrackedMessage,
+  finalAfterMs: number,
+  now: number,
+): TrackedMessage | undefined {
   if (isFinal(record.status)) return undefined;
   if (now - (record.sentAt ?? record.expectedAt) < finalAfterMs) return undefined;
   return {

@@ -1,7 +1,7 @@
 import { callUser } from '../base/awaitable.js';
 import { withDeadline } from '../base/deadline.js';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
-import type { MessageRecord } from './record.js';
+import type { TrackedMessage } from './record.js';
 
 /**
  * Where the tracker keeps each message's status. The store decides every transition: `write` is a compare and
@@ -11,14 +11,14 @@ import type { MessageRecord } from './record.js';
  */
 export interface StatusStore {
   /** The record of a message, or undefined when none is kept. */
-  read(messageId: string): PromiseLike<MessageRecord | undefined>;
+  read(messageId: string): PromiseLike<TrackedMessage | undefined>;
   /**
    * Writes `record` only when the stored version is `expectedVersion` (0: nothing stored yet), atomically.
    * True when it was written; false when another writer came first (nothing is changed then).
    */
-  write(record: MessageRecord, expectedVersion: number): PromiseLike<boolean>;
+  write(record: TrackedMessage, expectedVersion: number): PromiseLike<boolean>;
   /** Messages not final, first expected at or before `expectedBefore` (ms since the epoch), oldest first. */
-  open(expectedBefore: number, limit: number): PromiseLike<MessageRecord[]>;
+  open(expectedBefore: number, limit: number): PromiseLike<TrackedMessage[]>;
   /** How many messages are open now (for the open-messages gauge). */
   countOpen(): PromiseLike<number>;
   close?(): PromiseLike<void>;
@@ -41,9 +41,9 @@ export function checkStatusStore(store: unknown): StatusStore {
 
 /** A status store as the tracker calls it: every answer a native promise. */
 export interface BoundedStore {
-  read(messageId: string): Promise<MessageRecord | undefined>;
-  write(record: MessageRecord, expectedVersion: number): Promise<boolean>;
-  open(expectedBefore: number, limit: number): Promise<MessageRecord[]>;
+  read(messageId: string): Promise<TrackedMessage | undefined>;
+  write(record: TrackedMessage, expectedVersion: number): Promise<boolean>;
+  open(expectedBefore: number, limit: number): Promise<TrackedMessage[]>;
   countOpen(): Promise<number>;
   close(): Promise<void>;
 }

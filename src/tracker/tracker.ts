@@ -7,10 +7,10 @@ import { MemoryStatusStore } from './memory-store.js';
 import { type ReconcileOptions, type ReconcileSummary, reconcile } from './reconcile.js';
 import {
   latencyOf,
-  type MessageRecord,
   type MessageStatusView,
   type StatusSource,
   type StatusTransition,
+  type TrackedMessage,
   viewOf,
 } from './record.js';
 import { advance, expected, expired, type Observation, type Precedence } from './rules.js';
@@ -60,7 +60,7 @@ export interface MessageTracker {
    */
   reconcile(options: ReconcileOptions): Promise<ReconcileSummary>;
   /** Open messages first expected at or before `expectedBefore` (ms since the epoch), oldest first. */
-  openMessages(expectedBefore: number, limit: number): Promise<MessageRecord[]>;
+  openMessages(expectedBefore: number, limit: number): Promise<TrackedMessage[]>;
   /** How many messages are open now. */
   countOpen(): Promise<number>;
   readonly finalAfterMs: number;
@@ -113,7 +113,7 @@ export function createMessageTracker(options: MessageTrackerOptions = {}): Messa
       const { record } = await settle(messageId, (stored) =>
         expected(stored, messageId, { to: details.to, sentAt }, now()),
       );
-      return viewOf(record as MessageRecord);
+      return viewOf(record as TrackedMessage);
     },
     async status(messageId) {
       const { record } = await settle(messageId, (stored) => stored && expired(stored, finalAfterMs, now()));
@@ -149,8 +149,8 @@ export function createMessageTracker(options: MessageTrackerOptions = {}): Messa
 
 type Settle = (
   messageId: string,
-  decide: (record: MessageRecord | undefined) => MessageRecord | undefined,
-) => Promise<{ record: MessageRecord | undefined; transitions: StatusTransition[] }>;
+  decide: (record: TrackedMessage | undefined) => TrackedMessage | undefined,
+) => Promise<{ record: TrackedMessage | undefined; transitions: StatusTransition[] }>;
 
 /**
  * Read, decide, compare-and-set; again when another writer won. Only the write that won runs the transition's
@@ -200,7 +200,7 @@ export function observationOf(event: TrackedEvent, source: Observation['source']
 }
 
 /** The transition a winning write made, if its status changed. */
-function transitionOf(before: MessageRecord | undefined, after: MessageRecord): StatusTransition[] {
+function transitionOf(before: TrackedMessage | undefined, after: TrackedMessage): StatusTransition[] {
   if (before?.status === after.status) return [];
   const step = after.history[after.history.length - 1];
   return [

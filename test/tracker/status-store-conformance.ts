@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { MessageRecord } from '../../src/tracker/record.js';
+import type { TrackedMessage } from '../../src/tracker/record.js';
 import type { StatusStore } from '../../src/tracker/store.js';
 import { createMessageTracker } from '../../src/tracker/tracker.js';
 import { uniqueId } from '../support/unit.js';
@@ -13,7 +13,7 @@ export interface StatusStoreSubject {
   retentionMs: number;
 }
 
-const record = (messageId: string, version: number, status: MessageRecord['status'], expectedAt = 1000) => ({
+const record = (messageId: string, version: number, status: TrackedMessage['status'], expectedAt = 1000) => ({
   messageId,
   status,
   expectedAt,

@@ -6,11 +6,12 @@ import { deadLetter } from './dead-letter.js';
 import { emulate } from './emulate.js';
 import { listen } from './listen.js';
 import { endQuietlyWhenReaderLeaves, escapeLines } from './output.js';
+import { reconcile } from './reconcile.js';
 import { send } from './send.js';
 import { sign } from './sign.js';
 import { simulate } from './simulate.js';
 
-const commands: Command[] = [sign, send, check, simulate, listen, emulate, deadLetter];
+const commands: Command[] = [sign, send, check, simulate, listen, emulate, deadLetter, reconcile];
 
 const help = `Usage: ${BIN} <command> [options]
 

@@ -119,7 +119,9 @@ export async function handleApi(
   requestId: string,
 ): Promise<void> {
   const { caller, key, limiter } = authenticate(ctx, req);
+  const early = limiter.early;
   const wait = limiter.take(key);
+  if (limiter.early > early) ctx.state.brokenWaits++;
   if (wait > 0) {
     throw new ApiError(429, 'rate_limited', `Too many requests: wait ${wait} s before retrying.`, {
       retry_after_seconds: wait,
@@ -131,6 +133,8 @@ export async function handleApi(
     const message = ctx.state.messages.get(single[1] as string);
     const mine = message?.mode === caller.mode && message.organization === caller.organization;
     if (!message || !mine) throw notFound('message', single[1] as string);
+    message.status_read_at = isoTimestamp();
+    ctx.state.changed(message.id);
     sendJson(
       res,
       200,

@@ -107,7 +107,10 @@ export const CONSOLE_SCRIPT = `
       el('div', { class: 'row' }, [
         el('h2', { id: 'title-' + m.id }, [el('code', { text: m.id })]),
         el('span', { class: 'status message-status ' + badge, text: m.status }),
-        hooks ? el('span', { class: 'status webhooks ' + hooks.state, text: hooks.text }) : null
+        hooks ? el('span', { class: 'status webhooks ' + hooks.state, text: hooks.text }) : null,
+        m.webhook_lost ? el('span', { class: 'status lost', text: 'receipt lost' }) : null,
+        m.status_read_at ? el('span', { class: 'status reconciled', 'data-reconciled': 'true',
+          text: 'reconciled ' + when(m.status_read_at) }) : null
       ]),
       el('p', { class: 'muted', text: (several ? m.organization + ' · ' : '') + m.mode + ' · ' + m.kind +
         ' to ' + m.to + ' from ' + m.sender + ' · ' + when(m.created_at) + (m.otp ? ' · OTP ' + m.otp.purpose + ', ' + m.otp.ttl_seconds + ' s' : '') }),

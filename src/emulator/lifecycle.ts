@@ -38,6 +38,9 @@ export class MessageLifecycle {
     // which fail and when, whatever the timing of the others.
     const operator = OPERATORS[Math.floor(this.random() * OPERATORS.length)] as string;
     const failed = this.random() < this.options.schedule.failureRate;
+    // Drawn only when asked for, so that a seed decides what it decided before the option existed.
+    const { webhookLoss } = this.options.chaos;
+    const lost = webhookLoss > 0 && this.random() < webhookLoss;
     const delays = [
       this.options.schedule.submitMs + this.jitter(),
       this.options.schedule.resultMs + this.jitter(),
@@ -52,6 +55,7 @@ export class MessageLifecycle {
       events: [],
     };
     if (campaign_id) message.campaign_id = campaign_id;
+    if (lost) message.webhook_lost = true;
     if (otp) {
       const expires = new Date(now.getTime() + otp.ttl_seconds * 1000);
       message.otp = { ...otp, expires_at: isoTimestamp(expires) };
@@ -67,7 +71,7 @@ export class MessageLifecycle {
     this.move(message, 'submitted');
     if (!(await this.timers.wait(result))) return;
     this.move(message, failed ? 'failed' : 'delivered');
-    this.webhooks.emit(this.event(message, failed));
+    if (message.webhook_lost !== true) this.webhooks.emit(this.event(message, failed));
   }
 
   private jitter(): number {

@@ -94,6 +94,11 @@ export interface ChaosOptions {
   tamper?: number;
   /** Fraction of first attempts signed an hour ago (must be rejected, then retried). */
   stale?: number;
+  /**
+   * Fraction of messages whose receipt (delivered or failed) is never sent: their status is only found by
+   * asking the status path, as reconciliation does.
+   */
+  webhookLoss?: number;
 }
 
 export interface ResolvedOptions {
@@ -150,7 +155,10 @@ const KEYS = rules.that<string[]>('one key or more', (value) => Array.isArray(va
 
 function validate(resolved: ResolvedOptions): ResolvedOptions {
   const { schedule, retry, chaos } = resolved;
-  const fractions = { failureRate: schedule.failureRate, ...pick(chaos, 'copies', 'tamper', 'stale') };
+  const fractions = {
+    failureRate: schedule.failureRate,
+    ...pick(chaos, 'copies', 'tamper', 'stale', 'webhookLoss'),
+  };
   const check = checkOption;
   for (const [name, value] of Object.entries(fractions)) check(name, value, rules.fraction);
   const durations = {
@@ -218,7 +226,7 @@ export function resolveOptions(options: EmulatorOptions): ResolvedOptions {
     failureEvent: options.failureEvent ?? 'message.failed',
     retry: { maxAttempts: 6, baseMs: 100, capMs: 2000, timeoutMs: 10_000, ...options.retry },
     concurrency: options.concurrency ?? 64,
-    chaos: { copies: 0, reorderMs: 0, delayMs: 0, tamper: 0, stale: 0, ...chaos },
+    chaos: { copies: 0, reorderMs: 0, delayMs: 0, tamper: 0, stale: 0, webhookLoss: 0, ...chaos },
     profile: options.profile,
   });
 }

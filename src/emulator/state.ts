@@ -19,6 +19,10 @@ export interface MessageRecord {
   otp?: { purpose: string; ttl_seconds: number; expires_at: string };
   /** The events emitted for it (delivery receipt or failure). */
   events: string[];
+  /** Its receipt is never sent (chaos `webhookLoss`). */
+  webhook_lost?: true;
+  /** When its status was last read through the status path (a reconciliation asking). */
+  status_read_at?: string;
 }
 
 export interface EventRecord {
@@ -94,6 +98,8 @@ export class EmulatorState {
   readonly events = new Map<string, EventRecord>();
   readonly deliveries = new Map<string, DeliveryRecord>();
   readonly campaigns = new Map<string, CampaignRecord>();
+  /** API requests that came before the wait a 429 told their key had passed: a client that broke it. */
+  brokenWaits = 0;
   private readonly deliveriesByMessage = new Map<string, DeliveryRecord[]>();
   private readonly listeners = new Set<(messageId: string | undefined) => void>();
 

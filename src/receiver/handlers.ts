@@ -11,6 +11,8 @@ import type {
   UnknownEvent,
 } from '../events/catalogue.js';
 import type { WebhookRejection } from '../observability/diagnostics.js';
+import { trackHandled } from '../tracker/receiving.js';
+import type { MessageTracker } from '../tracker/tracker.js';
 
 export type { ErrorContext, HandlerContext, WebhookRejection };
 
@@ -40,8 +42,16 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
   readonly #onError: ErrorHandler[] = [];
   readonly #onRejected: RejectionHandler[] = [];
 
-  /** `noted` sees every error before the onError handlers do (the request log line names it). */
-  constructor(private readonly noted?: ErrorHandler) {}
+  /**
+   * `noted` sees every error before the onError handlers do (the request log line names it); `tracker` gets
+   * each `message.*` event once its handlers succeeded.
+   */
+  constructor(
+    private readonly noted?: ErrorHandler,
+    tracker?: MessageTracker,
+  ) {
+    trackHandled(this, tracker);
+  }
 
   on<K extends EventType<C>>(type: K, handler: EventHandler<CatalogueEvent<C, K>, Tx>): void {
     const list = this.#byType.get(type);

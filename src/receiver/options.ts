@@ -11,6 +11,8 @@ import type { Mode, Secrets } from '../signature/secrets.js';
 import { MemoryDedupeStore } from '../stores/memory.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
 import type { DedupeStore } from '../stores/types.js';
+import { checkTracker } from '../tracker/receiving.js';
+import type { MessageTracker } from '../tracker/tracker.js';
 import type { SecretsLookup, TenantSecretsOptions } from './tenant-secrets.js';
 
 export { DEFAULT_SIGNATURE_HEADER } from '../signature/presets.js';
@@ -101,6 +103,11 @@ export interface ReceiverOptions<
    * on in the workers): openTelemetry() from messaging-webhooks/opentelemetry. Default: no tracing.
    */
   tracing?: Tracing;
+  /**
+   * Each verified `message.*` event whose handlers succeeded moves its message's status forward in this tracker
+   * (createMessageTracker from messaging-webhooks/tracker). Default: no tracking.
+   */
+  tracker?: MessageTracker;
   /** Clock in milliseconds, for tests. */
   now?: () => number;
 }
@@ -119,7 +126,8 @@ type OptionalOption =
   | 'tracing'
   | 'queue'
   | 'crypto'
-  | 'signatureHeader';
+  | 'signatureHeader'
+  | 'tracker';
 
 export type ResolvedOptions<C extends Catalogue, S> = Required<
   Omit<ReceiverOptions<C, DedupeStore<unknown>>, OptionalOption>
@@ -164,6 +172,7 @@ export function resolveOptions<C extends Catalogue, S extends DedupeStore<unknow
     logger: options.logger,
     queue: options.queue,
     tracing: checkTracing(options.tracing),
+    tracker: checkTracker(options.tracker),
     tenant: options.tenant,
     tenantSecrets: options.tenantSecrets,
     modes: options.modes,

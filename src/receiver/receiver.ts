@@ -98,7 +98,7 @@ export function createReceiver<
   const verifier = verifierOf(opts);
   // Only a log line prints a request's first failure: without a logger none is kept.
   const failures = opts.logger ? new Map<string, string | undefined>() : undefined;
-  const registry = new HandlerRegistry<C, Tx>(failures && noteFirstFailure(failures));
+  const registry = new HandlerRegistry<C, Tx>(failures && noteFirstFailure(failures), opts.tracker);
   // Without a logger, whose line per request carries it, a refusal of the configuration nobody hears is printed.
   const report = reporter(registry, opts.logger ? undefined : unheardRefusals());
   const executor = new Executor({ concurrency: opts.concurrency, maxQueue: opts.maxQueue });

@@ -114,6 +114,7 @@ const ROOMS = [
   'crypto',
   'signature',
   'stores',
+  'tracker',
   'claims',
   'pipeline',
   'durable',

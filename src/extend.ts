@@ -20,4 +20,6 @@ export type {
 /** The ledger the RabbitMQ and NATS queues keep in PostgreSQL. */
 export type { LedgerOptions, LedgerPool } from './durable/ledger/ledger.js';
 export type { DispatchingReceiver, DurableJob, EnqueueResult } from './durable/port.js';
+/** The inbox the ORM stores are: a dedupe store on any SQL client, from one statement runner and one transaction. */
+export type { SqlAnswer, SqlDialect, SqlInbox, SqlInboxDriver } from './stores/sql-inbox.js';
 export type { ClaimResult, StoreTx } from './stores/types.js';

@@ -1,6 +1,5 @@
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { driverAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
-import type { ClaimResult, DedupeStore } from './types.js';
 
 /** The members of a Drizzle database (PostgreSQL or MySQL) the store uses. */
 export interface DrizzleDatabase {
@@ -41,13 +40,11 @@ const loadSql = () => {
  * run in a Drizzle transaction that also records the completion. Handlers get that `tx` as ctx.tx: their writes
  * through it commit exactly once, together with the "processed" mark, or roll back with it.
  */
-export class DrizzleDedupeStore<D extends DrizzleDatabase> implements DedupeStore<DrizzleTx<D>> {
-  readonly #inbox: SqlInbox<DrizzleTx<D>>;
-
+export class DrizzleDedupeStore<D extends DrizzleDatabase> extends SqlInbox<DrizzleTx<D>> {
   constructor(options: DrizzleDedupeStoreOptions<D>) {
     const db = checkDrizzle(options?.db);
     const dialect = options.dialect ?? drizzleDialect(db);
-    this.#inbox = new SqlInbox<DrizzleTx<D>>({
+    super({
       store: STORE,
       dialect,
       table: options.table ?? 'webhook_inbox',
@@ -59,50 +56,6 @@ export class DrizzleDedupeStore<D extends DrizzleDatabase> implements DedupeStor
       },
       transaction: (work) => db.transaction(work),
     });
-  }
-
-  get operationTimeoutMs(): number {
-    return this.#inbox.operationTimeoutMs;
-  }
-
-  /** The DDL migrate() runs: the table `webhookInbox` of `messaging-webhooks/drizzle-schema` describes. */
-  get createTableSql(): string {
-    return this.#inbox.createTableSql;
-  }
-
-  /** Creates the inbox table if missing (or let drizzle-kit create it from the schema's `webhookInbox`). */
-  migrate(): Promise<void> {
-    return this.#inbox.migrate();
-  }
-
-  claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    return this.#inbox.claim(key, leaseMs);
-  }
-
-  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return this.#inbox.complete(key, token, retentionMs);
-  }
-
-  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return this.#inbox.renew(key, token, leaseMs);
-  }
-
-  release(key: string, token: string): Promise<boolean> {
-    return this.#inbox.release(key, token);
-  }
-
-  /** Deletes up to `limit` rows that expired over an hour ago; run it periodically. Returns how many. */
-  purgeExpired(limit?: number): Promise<number> {
-    return this.#inbox.purgeExpired(limit);
-  }
-
-  transact<R>(
-    key: string,
-    token: string,
-    retentionMs: number,
-    work: (tx: DrizzleTx<D>) => Promise<R>,
-  ): Promise<R> {
-    return this.#inbox.transact(key, token, retentionMs, work);
   }
 }
 

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { driverAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
-import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface KnexDedupeStoreOptions {
   /** The app's Knex instance, on PostgreSQL (`client: 'pg'`) or MySQL/MariaDB (`client: 'mysql2'`). */
@@ -20,13 +19,11 @@ const MIGRATION = "the migration of knexInboxMigration() from 'messaging-webhook
  * Knex transaction that also records the completion. Handlers get that `Knex.Transaction` as ctx.tx: their
  * writes through it commit exactly once, together with the "processed" mark, or roll back with it.
  */
-export class KnexDedupeStore implements DedupeStore<Knex.Transaction> {
-  readonly #inbox: SqlInbox<Knex.Transaction>;
-
+export class KnexDedupeStore extends SqlInbox<Knex.Transaction> {
   constructor(options: KnexDedupeStoreOptions) {
     const knex = checkKnex(options?.knex);
     const dialect = knexDialect(knex);
-    this.#inbox = new SqlInbox<Knex.Transaction>({
+    super({
       store: STORE,
       dialect,
       table: options.table ?? 'webhook_inbox',
@@ -36,50 +33,6 @@ export class KnexDedupeStore implements DedupeStore<Knex.Transaction> {
         driverAnswer(await (tx ?? knex).raw(...positional(dialect, text, values))),
       transaction: (work) => knex.transaction(work),
     });
-  }
-
-  get operationTimeoutMs(): number {
-    return this.#inbox.operationTimeoutMs;
-  }
-
-  /** The DDL migrate() and knexInboxMigration() run, for this store's database and table. */
-  get createTableSql(): string {
-    return this.#inbox.createTableSql;
-  }
-
-  /** Creates the inbox table if missing (knexInboxMigration() puts the same in the app's migrations). */
-  migrate(): Promise<void> {
-    return this.#inbox.migrate();
-  }
-
-  claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    return this.#inbox.claim(key, leaseMs);
-  }
-
-  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return this.#inbox.complete(key, token, retentionMs);
-  }
-
-  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return this.#inbox.renew(key, token, leaseMs);
-  }
-
-  release(key: string, token: string): Promise<boolean> {
-    return this.#inbox.release(key, token);
-  }
-
-  /** Deletes up to `limit` rows that expired over an hour ago; run it periodically. Returns how many. */
-  purgeExpired(limit?: number): Promise<number> {
-    return this.#inbox.purgeExpired(limit);
-  }
-
-  transact<R>(
-    key: string,
-    token: string,
-    retentionMs: number,
-    work: (tx: Knex.Transaction) => Promise<R>,
-  ): Promise<R> {
-    return this.#inbox.transact(key, token, retentionMs, work);
   }
 }
 

@@ -2,8 +2,6 @@ import type { CompiledQuery, Kysely, Transaction } from 'kysely';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { type SqlAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
 
-import type { ClaimResult, DedupeStore } from './types.js';
-
 export interface KyselyDedupeStoreOptions<DB> {
   /** The app's Kysely instance, with the PostgreSQL or the MySQL dialect. */
   db: Kysely<DB>;
@@ -26,12 +24,10 @@ const MIGRATION = "the migration of kyselyInboxMigration() from 'messaging-webho
  * Kysely transaction that also records the completion. Handlers get that `Transaction<DB>` as ctx.tx: their
  * writes through it commit exactly once, together with the "processed" mark, or roll back with it.
  */
-export class KyselyDedupeStore<DB> implements DedupeStore<Transaction<DB>> {
-  readonly #inbox: SqlInbox<Transaction<DB>>;
-
+export class KyselyDedupeStore<DB> extends SqlInbox<Transaction<DB>> {
   constructor(options: KyselyDedupeStoreOptions<DB>) {
     const db = checkKysely<DB>(options?.db);
-    this.#inbox = new SqlInbox<Transaction<DB>>({
+    super({
       store: STORE,
       dialect: options.dialect ?? kyselyDialect(db),
       table: options.table ?? 'webhook_inbox',
@@ -40,50 +36,6 @@ export class KyselyDedupeStore<DB> implements DedupeStore<Transaction<DB>> {
       run: async (text, values, tx) => answer(await (tx ?? db).executeQuery(rawQuery(text, values))),
       transaction: (work) => db.transaction().execute(work),
     });
-  }
-
-  get operationTimeoutMs(): number {
-    return this.#inbox.operationTimeoutMs;
-  }
-
-  /** The DDL migrate() and kyselyInboxMigration() run, for this store's database and table. */
-  get createTableSql(): string {
-    return this.#inbox.createTableSql;
-  }
-
-  /** Creates the inbox table if missing (kyselyInboxMigration() puts the same in the app's migrations). */
-  migrate(): Promise<void> {
-    return this.#inbox.migrate();
-  }
-
-  claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    return this.#inbox.claim(key, leaseMs);
-  }
-
-  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return this.#inbox.complete(key, token, retentionMs);
-  }
-
-  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return this.#inbox.renew(key, token, leaseMs);
-  }
-
-  release(key: string, token: string): Promise<boolean> {
-    return this.#inbox.release(key, token);
-  }
-
-  /** Deletes up to `limit` rows that expired over an hour ago; run it periodically. Returns how many. */
-  purgeExpired(limit?: number): Promise<number> {
-    return this.#inbox.purgeExpired(limit);
-  }
-
-  transact<R>(
-    key: string,
-    token: string,
-    retentionMs: number,
-    work: (tx: Transaction<DB>) => Promise<R>,
-  ): Promise<R> {
-    return this.#inbox.transact(key, token, retentionMs, work);
   }
 }
 

@@ -1,6 +1,5 @@
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { type SqlAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
-import type { ClaimResult, DedupeStore } from './types.js';
 import { StoreUnavailableError } from './unavailable.js';
 
 /** The interactive-transaction options of Prisma's `$transaction(fn, options)` the store sets. */
@@ -59,14 +58,12 @@ const MIGRATION =
  * ctx.tx: `await ctx.tx.order.update(…)` commits exactly once, together with the "processed" mark, or rolls
  * back with it.
  */
-export class PrismaDedupeStore<P extends PrismaClientLike> implements DedupeStore<PrismaTx<P>> {
-  readonly #inbox: SqlInbox<PrismaTx<P>>;
-
+export class PrismaDedupeStore<P extends PrismaClientLike> extends SqlInbox<PrismaTx<P>> {
   constructor(options: PrismaDedupeStoreOptions<P>) {
     const prisma = checkPrisma<P>(options?.prisma);
     const dialect = options.dialect ?? prismaDialect(prisma);
     const timeouts = transactionOptions(options);
-    this.#inbox = new SqlInbox<PrismaTx<P>>({
+    super({
       store: STORE,
       dialect,
       table: options.table ?? 'webhook_inbox',
@@ -82,50 +79,6 @@ export class PrismaDedupeStore<P extends PrismaClientLike> implements DedupeStor
       },
       isMissingTable: (error) => adapterCause(error)?.kind === 'TableDoesNotExist',
     });
-  }
-
-  get operationTimeoutMs(): number {
-    return this.#inbox.operationTimeoutMs;
-  }
-
-  /** The DDL migrate() runs, for this store's database and table (what the WebhookInbox model describes). */
-  get createTableSql(): string {
-    return this.#inbox.createTableSql;
-  }
-
-  /** Creates the inbox table if missing (for apps that do not migrate the WebhookInbox model). */
-  migrate(): Promise<void> {
-    return this.#inbox.migrate();
-  }
-
-  claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    return this.#inbox.claim(key, leaseMs);
-  }
-
-  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return this.#inbox.complete(key, token, retentionMs);
-  }
-
-  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return this.#inbox.renew(key, token, leaseMs);
-  }
-
-  release(key: string, token: string): Promise<boolean> {
-    return this.#inbox.release(key, token);
-  }
-
-  /** Deletes up to `limit` rows that expired over an hour ago; run it periodically. Returns how many. */
-  purgeExpired(limit?: number): Promise<number> {
-    return this.#inbox.purgeExpired(limit);
-  }
-
-  transact<R>(
-    key: string,
-    token: string,
-    retentionMs: number,
-    work: (tx: PrismaTx<P>) => Promise<R>,
-  ): Promise<R> {
-    return this.#inbox.transact(key, token, retentionMs, work);
   }
 }
 

@@ -40,13 +40,18 @@ export interface SqlAnswer {
  * when it resolves and rolled back when it throws.
  */
 export interface SqlInboxDriver<Tx> {
+  /** The store's name, as errors and log lines name it (`KnexDedupeStore`). */
   store: string;
   dialect: SqlDialect;
+  /** The inbox table's name, checked as an identifier. */
   table: string;
   /** The ORM's own migration for the table, named in the error a missing table gives. */
   migration: string;
+  /** The deadline of each store call; undefined takes the stores' default. */
   operationTimeoutMs: number | undefined;
+  /** Runs one statement and answers its rows and how many rows it changed. */
   run(text: string, values: unknown[], tx?: Tx): Promise<SqlAnswer>;
+  /** Runs `work` in one transaction of the ORM: committed when it resolves, rolled back when it throws. */
   transaction<R>(work: (tx: Tx) => Promise<R>): Promise<R>;
   /** True for the ORM's own error saying a table is missing, when it does not pass on the driver's. */
   isMissingTable?(error: unknown): boolean;
@@ -70,6 +75,7 @@ const TAKEN_OVER =
  * together with the completion, so that the ORM's own transaction object is what they get as ctx.tx.
  */
 export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
+  /** The deadline of each store call, in milliseconds. */
   readonly operationTimeoutMs: number;
   readonly #driver: SqlInboxDriver<Tx>;
   readonly #sql: Statements;
@@ -99,6 +105,7 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     }
   }
 
+  /** The DDL `migrate()` runs, for the dialect and table: the same table the raw-driver stores use. */
   get createTableSql(): string {
     return this.#sql.ddl;
   }
@@ -111,6 +118,7 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     return ms === undefined ? [stored, token] : [ms, stored, token];
   }
 
+  /** Claims the event for `leaseMs`: claimed (with its token), in flight elsewhere, or already processed. */
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
     const token = newOwnerToken();
     return this.#bounded(async (deadline) => {
@@ -133,14 +141,17 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     });
   }
 
+  /** Marks the event processed for `retentionMs`; false when the claim was no longer this token's. */
   complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     return this.#changedOne(this.#sql.complete, this.#keyed(key, token, retentionMs));
   }
 
+  /** Extends the claim's lease; false when the claim was no longer this token's. */
   renew(key: string, token: string, leaseMs: number): Promise<boolean> {
     return this.#changedOne(this.#sql.renew, this.#keyed(key, token, leaseMs));
   }
 
+  /** Gives the claim up, so a retry may take it at once; false when it was no longer this token's. */
   release(key: string, token: string): Promise<boolean> {
     return this.#changedOne(this.#sql.release, this.#keyed(key, token));
   }

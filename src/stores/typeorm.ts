@@ -1,7 +1,6 @@
 import type { DataSource, EntityManager, QueryRunner } from 'typeorm';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import { type SqlAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
-import type { ClaimResult, DedupeStore } from './types.js';
 
 export interface TypeOrmDedupeStoreOptions {
   /** The app's TypeORM DataSource (`type: 'postgres'`, `'mysql'` or `'mariadb'`), initialized or not yet. */
@@ -22,12 +21,10 @@ const MIGRATION =
  * `ctx.tx.getRepository(Order).update(…)` commits exactly once, together with the "processed" mark, or rolls
  * back with it.
  */
-export class TypeOrmDedupeStore implements DedupeStore<EntityManager> {
-  readonly #inbox: SqlInbox<EntityManager>;
-
+export class TypeOrmDedupeStore extends SqlInbox<EntityManager> {
   constructor(options: TypeOrmDedupeStoreOptions) {
     const dataSource = checkDataSource(options?.dataSource);
-    this.#inbox = new SqlInbox<EntityManager>({
+    super({
       store: STORE,
       dialect: typeOrmDialect(dataSource),
       table: options.table ?? 'webhook_inbox',
@@ -41,50 +38,6 @@ export class TypeOrmDedupeStore implements DedupeStore<EntityManager> {
         return driverError?.code === '42P01' || driverError?.errno === 1146;
       },
     });
-  }
-
-  get operationTimeoutMs(): number {
-    return this.#inbox.operationTimeoutMs;
-  }
-
-  /** The DDL migrate() runs, for this store's database and table (what webhookInboxEntity() describes). */
-  get createTableSql(): string {
-    return this.#inbox.createTableSql;
-  }
-
-  /** Creates the inbox table if missing (for apps that do not migrate webhookInboxEntity()). */
-  migrate(): Promise<void> {
-    return this.#inbox.migrate();
-  }
-
-  claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    return this.#inbox.claim(key, leaseMs);
-  }
-
-  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return this.#inbox.complete(key, token, retentionMs);
-  }
-
-  renew(key: string, token: string, leaseMs: number): Promise<boolean> {
-    return this.#inbox.renew(key, token, leaseMs);
-  }
-
-  release(key: string, token: string): Promise<boolean> {
-    return this.#inbox.release(key, token);
-  }
-
-  /** Deletes up to `limit` rows that expired over an hour ago; run it periodically. Returns how many. */
-  purgeExpired(limit?: number): Promise<number> {
-    return this.#inbox.purgeExpired(limit);
-  }
-
-  transact<R>(
-    key: string,
-    token: string,
-    retentionMs: number,
-    work: (tx: EntityManager) => Promise<R>,
-  ): Promise<R> {
-    return this.#inbox.transact(key, token, retentionMs, work);
   }
 }
 

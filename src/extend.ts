@@ -19,6 +19,7 @@ export type {
 } from './crypto/provider.js';
 /** The ledger the RabbitMQ and NATS queues keep in PostgreSQL. */
 export type { LedgerOptions, LedgerPool } from './durable/ledger/ledger.js';
+export type { LedgerQueue } from './durable/ledger/queue.js';
 export type { DispatchingReceiver, DurableJob, EnqueueResult } from './durable/port.js';
 /** The inbox the ORM stores are: a dedupe store on any SQL client, from one statement runner and one transaction. */
 export type { SqlAnswer, SqlDialect, SqlInbox, SqlInboxDriver } from './stores/sql-inbox.js';

@@ -1,14 +1,10 @@
 import { WebhookConfigError } from '../../base/errors.js';
-import type { Ledger } from '../ledger/ledger.js';
-import type { RetryOptions } from '../port.js';
+import type { LedgerQueueParts } from '../ledger/queue.js';
 import type { NatsBroker } from './broker.js';
 
 /** What the workers and dead letters use of a queue, kept off its public face. */
-export interface NatsInternals {
+export interface NatsInternals extends LedgerQueueParts {
   broker: NatsBroker;
-  ledger: Ledger;
-  schedule: Required<RetryOptions>;
-  retentionMs: number;
 }
 
 export const internals = new WeakMap<object, NatsInternals>();

@@ -1,10 +1,7 @@
-import { withDeadline } from '../../base/deadline.js';
 import { option, rules } from '../../base/options.js';
-import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
-import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
-import { retrySchedule } from '../job-run.js';
-import { type LedgerOptions, openLedger } from '../ledger/ledger.js';
-import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult } from '../port.js';
+import type { LedgerOptions } from '../ledger/ledger.js';
+import { type LedgerQueue, ledgerQueue } from '../ledger/queue.js';
+import type { DurableQueueOptions } from '../port.js';
 import { NatsBroker } from './broker.js';
 import type { NatsConnectionOptions } from './connection.js';
 import { internals } from './internals.js';
@@ -25,13 +22,11 @@ export interface NatsQueueOptions extends DurableQueueOptions, NatsConnectionOpt
 }
 
 /** A DurableQueue on NATS JetStream, with what createNatsWorker needs to consume it. */
-export interface NatsDurableQueue extends DurableQueue {
-  readonly engine: 'nats';
+export interface NatsDurableQueue extends LedgerQueue<'nats'> {
   /** The stream's name (its subject is `<name>.jobs`, its consumer `<name>-workers`). */
   readonly name: string;
   /** Creates the ledger's table, the stream and its consumer; rejects once `deadlineMs` (default 10 s) passed. */
   ready(deadlineMs?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 export const DEFAULT_STREAM_NAME = 'messaging-webhooks';
@@ -54,42 +49,19 @@ export function natsQueue(options: NatsQueueOptions): NatsDurableQueue {
     rules.whole({ min: 1000, unit: 'milliseconds' }),
   );
   const broker = new NatsBroker(options, name, { replicas, duplicateWindowMs }, 'natsQueue');
-  const ledger = openLedger(options?.ledger ?? {}, name, 'natsQueue');
-  const schedule = retrySchedule(options);
-  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-  const poller = countsPoller(() => ledger.counts(), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
-
-  async function enqueue(job: DurableJob, deadlineMs: number): Promise<EnqueueResult> {
-    const admitted = await ledger.admit(job);
-    if (admitted !== 'enqueued') return admitted;
-    try {
-      await broker.publish(job, deadlineMs);
-    } catch (error) {
-      // Not held: the service's retry of this delivery hands it off again.
-      await ledger.withdraw(job.key).catch(() => {});
-      throw error;
-    }
-    return 'enqueued';
-  }
-
-  const queue: NatsDurableQueue = {
-    engine: 'nats',
+  const { queue, parts } = ledgerQueue(
+    'nats',
     name,
-    ready: (deadlineMs = 10_000) =>
-      withDeadline(
-        Promise.all([ledger.ready(), broker.jetstream()]).then(() => undefined),
-        deadlineMs,
-        'Opening the JetStream stream and its ledger',
-      ),
-    enqueue: (job, deadlineMs) =>
-      withDeadline(enqueue(job, deadlineMs), deadlineMs, 'Publishing the job to JetStream'),
-    counts: poller.counts,
-    async close() {
-      poller.stop();
-      await broker.close();
-      await ledger.close();
+    options,
+    {
+      name: 'JetStream',
+      opens: 'JetStream stream',
+      publish: (job, deadlineMs) => broker.publish(job, deadlineMs),
+      open: () => broker.jetstream(),
+      close: () => broker.close(),
     },
-  };
-  internals.set(queue, { broker, ledger, schedule, retentionMs });
+    'natsQueue',
+  );
+  internals.set(queue, { broker, ...parts });
   return queue;
 }

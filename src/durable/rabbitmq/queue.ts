@@ -1,10 +1,7 @@
-import { withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
-import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
-import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
-import { retrySchedule } from '../job-run.js';
-import { type Ledger, type LedgerOptions, openLedger } from '../ledger/ledger.js';
-import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult, RetryOptions } from '../port.js';
+import type { LedgerOptions } from '../ledger/ledger.js';
+import { type LedgerQueue, type LedgerQueueParts, ledgerQueue } from '../ledger/queue.js';
+import type { DurableQueueOptions } from '../port.js';
 import { Broker, type RabbitmqConnectionOptions } from './broker.js';
 
 export interface RabbitmqQueueOptions extends DurableQueueOptions, RabbitmqConnectionOptions {
@@ -18,13 +15,11 @@ export interface RabbitmqQueueOptions extends DurableQueueOptions, RabbitmqConne
 }
 
 /** A DurableQueue on RabbitMQ, with what createRabbitmqWorker needs to consume it. */
-export interface RabbitmqDurableQueue extends DurableQueue {
-  readonly engine: 'rabbitmq';
+export interface RabbitmqDurableQueue extends LedgerQueue<'rabbitmq'> {
   /** The job queue's name (its dead-letter queue is `<name>.dead`, its wait queues `<name>.wait.<ms>`). */
   readonly name: string;
   /** Creates the ledger's table and declares the queues; rejects once `deadlineMs` (default 10 s) passed. */
   ready(deadlineMs?: number): Promise<void>;
-  close(): Promise<void>;
 }
 
 export const DEFAULT_QUEUE_NAME = 'messaging-webhooks';
@@ -40,51 +35,26 @@ export const DEFAULT_QUEUE_NAME = 'messaging-webhooks';
 export function rabbitmqQueue(options: RabbitmqQueueOptions): RabbitmqDurableQueue {
   const name = options?.name ?? DEFAULT_QUEUE_NAME;
   const broker = new Broker(options, name, 'rabbitmqQueue');
-  const ledger = openLedger(options?.ledger ?? {}, name, 'rabbitmqQueue');
-  const schedule = retrySchedule(options);
-  const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
-  const poller = countsPoller(() => ledger.counts(), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
-
-  async function enqueue(job: DurableJob): Promise<EnqueueResult> {
-    const admitted = await ledger.admit(job);
-    if (admitted !== 'enqueued') return admitted;
-    try {
-      await broker.publish(name, job);
-    } catch (error) {
-      // Not held: the service's retry of this delivery hands it off again.
-      await ledger.withdraw(job.key).catch(() => {});
-      throw error;
-    }
-    return 'enqueued';
-  }
-
-  const queue: RabbitmqDurableQueue = {
-    engine: 'rabbitmq',
+  const { queue, parts } = ledgerQueue(
+    'rabbitmq',
     name,
-    ready: (deadlineMs = 10_000) =>
-      withDeadline(
-        Promise.all([ledger.ready(), broker.publisher()]).then(() => undefined),
-        deadlineMs,
-        'Opening the RabbitMQ queue and its ledger',
-      ),
-    enqueue: (job, deadlineMs) => withDeadline(enqueue(job), deadlineMs, 'Publishing the job to RabbitMQ'),
-    counts: poller.counts,
-    async close() {
-      poller.stop();
-      await broker.close();
-      await ledger.close();
+    options,
+    {
+      name: 'RabbitMQ',
+      opens: 'RabbitMQ queue',
+      publish: (job) => broker.publish(name, job),
+      open: () => broker.publisher(),
+      close: () => broker.close(),
     },
-  };
-  internals.set(queue, { broker, ledger, schedule, retentionMs });
+    'rabbitmqQueue',
+  );
+  internals.set(queue, { broker, ...parts });
   return queue;
 }
 
 /** What the workers and dead letters use of a queue, kept off its public face. */
-export interface RabbitmqInternals {
+export interface RabbitmqInternals extends LedgerQueueParts {
   broker: Broker;
-  ledger: Ledger;
-  schedule: Required<RetryOptions>;
-  retentionMs: number;
 }
 
 const internals = new WeakMap<object, RabbitmqInternals>();

@@ -1,3 +1,4 @@
+import { BoundedLabel } from '../base/bounded-label.js';
 import { cumulative, observe } from '../base/histogram.js';
 import { type Outcome, outcomeLabel } from '../contract/outcome.js';
 import type { DurableQueueCounts } from '../durable/port.js';
@@ -64,10 +65,9 @@ interface Series {
  */
 export class MetricsRecorder {
   readonly #byOutcome = new Map<string, Map<string, Series>>();
-  readonly #eventTypes = new Set<string>();
-  readonly #tenants = new Set<string>();
-  /** Tenants a metrics exporter labels by name: always counted apart, whatever the bound. */
-  readonly #listed = new Set<string>();
+  // Event types come from verified bodies, but a bound keeps a misbehaving sender from growing the map.
+  readonly #eventTypes = new BoundedLabel(MAX_EVENT_TYPES, OTHER_EVENT_TYPE);
+  readonly #tenants = new BoundedLabel(MAX_TENANTS, OTHER_TENANT);
 
   record(outcome: Outcome, durationSeconds: number): void {
     const label = outcomeLabel(outcome);
@@ -76,10 +76,11 @@ export class MetricsRecorder {
       byType = new Map();
       this.#byOutcome.set(label, byType);
     }
-    const eventType = this.#eventType(outcome.event?.type);
+    const type = outcome.event?.type;
+    const eventType = type === undefined ? '' : this.#eventTypes.of(type);
     // Only a verified request's tenant: mode is set once the signature verified.
     const tenant =
-      outcome.tenant !== undefined && outcome.mode !== undefined ? this.#tenant(outcome.tenant) : '';
+      outcome.tenant !== undefined && outcome.mode !== undefined ? this.#tenants.of(outcome.tenant) : '';
     const key = tenant === '' ? eventType : `${eventType}\n${tenant}`;
     let series = byType.get(key);
     if (!series) {
@@ -111,25 +112,9 @@ export class MetricsRecorder {
     return snapshot;
   }
 
-  // Event types come from verified bodies, but a bound keeps a misbehaving sender from growing the map.
-  #eventType(type: string | undefined): string {
-    if (type === undefined) return '';
-    if (this.#eventTypes.has(type)) return type;
-    if (this.#eventTypes.size >= MAX_EVENT_TYPES) return OTHER_EVENT_TYPE;
-    this.#eventTypes.add(type);
-    return type;
-  }
-
   /** Counts these tenants apart from now on, beyond the bound of MAX_TENANTS (which other tenants still have). */
   listTenants(tenants: readonly string[]): void {
-    for (const tenant of tenants) this.#listed.add(tenant);
-  }
-
-  #tenant(tenant: string): string {
-    if (this.#tenants.has(tenant) || this.#listed.has(tenant)) return tenant;
-    if (this.#tenants.size >= MAX_TENANTS) return OTHER_TENANT;
-    this.#tenants.add(tenant);
-    return tenant;
+    this.#tenants.list(tenants);
   }
 }
 

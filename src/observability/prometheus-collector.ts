@@ -56,13 +56,18 @@ export function metricsOptions(
  * A metric prom-client reads at scrape time: `values` computes its samples from the source then, so the
  * source's hot path stays a few increments and never touches prom-client.
  */
-export function collector(name: string, help: string, type: string, values: () => Sample[]): Metric {
+export function collector(
+  name: string,
+  help: string,
+  type: string,
+  values: () => Sample[] | Promise<Sample[]>,
+): Metric {
   return {
     name,
     help,
     type,
     aggregator: 'sum',
-    get: async () => ({ name, help, type, aggregator: 'sum', values: values() }),
+    get: async () => ({ name, help, type, aggregator: 'sum', values: await values() }),
     reset: () => undefined,
   } as unknown as Metric;
 }

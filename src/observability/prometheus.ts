@@ -13,6 +13,7 @@ import {
   type RegisterMetricsOptions,
   type Sample,
 } from './prometheus-collector.js';
+import { registerTrackerMetrics, TRACKER_LABELS, type TrackerMetricsSource } from './prometheus-tracker.js';
 
 export type { RegisterMetricsOptions } from './prometheus-collector.js';
 
@@ -25,7 +26,13 @@ export interface ReceiverMetricsOptions extends RegisterMetricsOptions {
    * verified tenant has `tenant=""`, so an unknown tenant never makes a series. Default: no tenant label.
    */
   tenants?: true | readonly string[];
+  /**
+   * A message tracker (createMessageTracker) whose numbers to expose too: receipt latency by operator and final
+   * status, messages still open, transitions by source and reconciled messages by outcome.
+   */
+  tracker?: TrackerMetricsSource;
 }
+export type { TrackerMetricsSource } from './prometheus-tracker.js';
 export { registerWorkerMetrics, type WorkerMetricsSource } from './prometheus-worker.js';
 
 /** Anything with the receiver's metrics(): a Receiver of any catalogue and store. */
@@ -43,11 +50,14 @@ export interface MetricsSource {
  * and event_type; gauges `<prefix>handlers_running` and `<prefix>queue_waiting`. With a durable queue (receiver option `queue`), gauges
  * of its jobs as last read from the engine (every few seconds): `<prefix>durable_jobs_waiting`,
  * `<prefix>durable_jobs_running`, `<prefix>durable_jobs_retrying` and `<prefix>durable_dead_letters`.
- * A worker's own series: registerWorkerMetrics.
+ * With `tracker`: `<prefix>message_receipt_latency_seconds` (histogram by operator and final status),
+ * `<prefix>messages_open`, `<prefix>message_transitions_total` by source and `<prefix>reconciled_messages_total`
+ * by outcome. A worker's own series: registerWorkerMetrics.
  */
 export function registerMetrics(source: MetricsSource, options: ReceiverMetricsOptions): void {
   const tenantLabel = tenantLabelOf(options?.tenants);
-  const own = ['outcome', 'status', 'event_type', ...(tenantLabel ? ['tenant'] : [])];
+  const tracked = options?.tracker ? TRACKER_LABELS : [];
+  const own = ['outcome', 'status', 'event_type', ...(tenantLabel ? ['tenant'] : []), ...tracked];
   const { registry, prefix, labels: extra } = metricsOptions(options, own);
   // The receiver bounds the tenants it counts apart: it must know the listed ones, or they may fall in `other`.
   if (Array.isArray(options.tenants))
@@ -98,6 +108,7 @@ export function registerMetrics(source: MetricsSource, options: ReceiverMetricsO
         return [{ value, labels: { ...extra } }];
       }),
     );
+  if (options.tracker !== undefined) registerTrackerMetrics(registry, prefix, extra, options.tracker);
   gauge('handlers_running', 'Handlers running now.', ({ queue }) => queue.running);
   gauge(
     'queue_waiting',

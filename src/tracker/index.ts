@@ -1,5 +1,6 @@
 // messaging-webhooks/tracker: each message's true status, its stores, reconciliation and the service client.
 export { MemoryStatusStore, type MemoryStatusStoreOptions } from './memory-store.js';
+export type { ReceiptLatencySeries, TrackerMetricsSnapshot } from './metrics.js';
 export { PostgresStatusStore, type PostgresStatusStoreOptions } from './postgres-store.js';
 export type { ReconcileOptions, ReconcileSummary } from './reconcile.js';
 export type {

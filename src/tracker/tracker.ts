@@ -4,6 +4,7 @@ import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import { statusOfEvent } from '../events/status-order.js';
 import { MemoryStatusStore } from './memory-store.js';
+import { TrackerMetricsRecorder, type TrackerMetricsSnapshot } from './metrics.js';
 import { type ReconcileOptions, type ReconcileSummary, reconcile } from './reconcile.js';
 import {
   latencyOf,
@@ -63,6 +64,8 @@ export interface MessageTracker {
   openMessages(expectedBefore: number, limit: number): Promise<TrackedMessage[]>;
   /** How many messages are open now. */
   countOpen(): Promise<number>;
+  /** What this process counted: receipt latency, transitions by source, reconciled messages by outcome. */
+  metrics(): TrackerMetricsSnapshot;
   readonly finalAfterMs: number;
   readonly now: () => number;
   close(): Promise<void>;
@@ -95,8 +98,9 @@ export function createMessageTracker(options: MessageTrackerOptions = {}): Messa
     storeTimeoutMs,
   );
   const handlers = new Set<TransitionHandler>();
+  const recorder = new TrackerMetricsRecorder();
 
-  const settle = settler(store, handlers, handlerTimeoutMs);
+  const settle = settler(store, handlers, handlerTimeoutMs, recorder);
 
   const observe = async (observation: Observation) =>
     (await settle(observation.messageId, (record) => advance(record, observation, precedence, now())))
@@ -139,7 +143,12 @@ export function createMessageTracker(options: MessageTrackerOptions = {}): Messa
     countOpen: () => store.countOpen(),
     finalAfterMs,
     now,
-    reconcile: (reconcileOptions) => reconcile(tracker, reconcileOptions),
+    metrics: () => recorder.snapshot(),
+    async reconcile(reconcileOptions) {
+      const summary = await reconcile(tracker, reconcileOptions);
+      recorder.reconciled(summary);
+      return summary;
+    },
     close: async () => {
       await store.close?.();
     },
@@ -156,7 +165,12 @@ type Settle = (
  * Read, decide, compare-and-set; again when another writer won. Only the write that won runs the transition's
  * handlers, so across processes sharing the store each runs once.
  */
-function settler(store: BoundedStore, handlers: Set<TransitionHandler>, handlerTimeoutMs: number): Settle {
+function settler(
+  store: BoundedStore,
+  handlers: Set<TransitionHandler>,
+  handlerTimeoutMs: number,
+  recorder: TrackerMetricsRecorder,
+): Settle {
   return async (messageId, decide) => {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const record = await store.read(messageId);
@@ -164,6 +178,7 @@ function settler(store: BoundedStore, handlers: Set<TransitionHandler>, handlerT
       if (next === undefined) return { record, transitions: [] };
       if (await store.write(next, record?.version ?? 0)) {
         const transitions = transitionOf(record, next);
+        for (const transition of transitions) recorder.transition(transition);
         if (transitions.length > 0) await run(handlers, transitions, handlerTimeoutMs);
         return { record: next, transitions };
       }

@@ -10,6 +10,7 @@ import type { DurableWorker } from '../../src/index.js';
 import { createReceiver } from '../../src/index.js';
 import { registerMetrics, registerWorkerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';
+import { createMessageTracker } from '../../src/tracker/tracker.js';
 import { root } from '../support/build.js';
 import { REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
@@ -28,7 +29,8 @@ import {
 /**
  * docs/grafana-dashboard.json against what registerMetrics and registerWorkerMetrics really expose: a receiver
  * handing events to a real BullMQ queue, a real worker running them (one job completed, one dead-lettered),
- * deliveries of several outcomes, then the registry's text as Prometheus scrapes it. Every series, label,
+ * deliveries of several outcomes, a message tracker moved by a webhook, a reconciliation pass and a timeout, then
+ * the registry's text as Prometheus scrapes it. Every series, label,
  * outcome and result the dashboard's queries name must be in it.
  */
 const dashboard = JSON.parse(readFileSync(join(root, 'docs/grafana-dashboard.json'), 'utf8'));
@@ -51,8 +53,35 @@ const queue = bullmqQueue({
   tellDuplicates: true,
 });
 
+/** A tracker through every source of transition and every reconciliation outcome. */
+async function trackedMessages() {
+  let now = Date.now();
+  const tracker = createMessageTracker({ now: () => now, finalAfterMs: 60_000 });
+  const data = (id: string) => ({ message_id: id, operator: 'op-a' });
+  for (const id of ['m-hooked', 'm-lost', 'm-open', 'm-late', 'm-broken'])
+    await tracker.expect(id, { sentAt: now });
+  await tracker.observeEvent({
+    type: 'message.delivered',
+    created_at: new Date(now + 2000).toISOString(),
+    data: data('m-hooked'),
+  });
+  const client = {
+    async messageStatus(id: string) {
+      if (id === 'm-broken') throw new Error('the service answered 500');
+      const status = id === 'm-lost' ? ('failed' as const) : ('queued' as const);
+      const at = new Date(now).toISOString();
+      return { messageId: id, status, operator: 'op-a', to: undefined, history: [{ status, at }] };
+    },
+  };
+  await tracker.reconcile({ client, olderThanMs: 0, limit: 2 });
+  now += 60_000;
+  await tracker.reconcile({ client, olderThanMs: 0 });
+  return tracker;
+}
+
 beforeAll(async () => {
-  const receiver = createReceiver({ secrets: SECRET, queue });
+  const tracker = await trackedMessages();
+  const receiver = createReceiver({ secrets: SECRET, queue, tracker });
   receiver.on('message.delivered', () => {});
   receiver.on('message.failed', () => {
     throw new Error('fails on purpose: its job goes to the dead-letter');
@@ -69,7 +98,7 @@ beforeAll(async () => {
   await until(async () => (await receiver.receive(delivery(event))).duplicate === true);
 
   const registry = new Registry();
-  registerMetrics(receiver, { registry });
+  registerMetrics(receiver, { registry, tracker });
   registerWorkerMetrics(worker, { registry });
   text = await registry.metrics();
   const { exposed, valuesOf } = parseExposition(text);
@@ -124,7 +153,7 @@ describe('docs/grafana-dashboard.json', () => {
   });
 
   it('the traffic exposed every series the library has, with several outcomes', () => {
-    const { exposed, values } = parseExposition(text);
+    const { exposed, valuesOf } = parseExposition(text);
     expect([...exposed.keys()].sort()).toEqual(
       [
         'requests_total',
@@ -142,11 +171,30 @@ describe('docs/grafana-dashboard.json', () => {
         'worker_job_duration_seconds_bucket',
         'worker_job_duration_seconds_sum',
         'worker_job_duration_seconds_count',
+        'message_receipt_latency_seconds_bucket',
+        'message_receipt_latency_seconds_sum',
+        'message_receipt_latency_seconds_count',
+        'messages_open',
+        'message_transitions_total',
+        'reconciled_messages_total',
       ]
         .map((name) => `messaging_webhooks_${name}`)
         .sort(),
     );
-    expect([...(values.get('outcome') ?? [])].sort()).toEqual(
+    const outcomes = (series: string) => [
+      ...(valuesOf.get(`messaging_webhooks_${series}`)?.get('outcome') ?? []),
+    ];
+    expect(outcomes('reconciled_messages_total').sort()).toEqual([
+      'failed',
+      'moved',
+      'still_open',
+      'unknown',
+    ]);
+    for (const source of ['expect', 'webhook', 'reconcile', 'timeout'])
+      expect(text).toMatch(
+        new RegExp(`messaging_webhooks_message_transitions_total\\{source="${source}"\\} [1-9]`),
+      );
+    expect(outcomes('requests_total').sort()).toEqual(
       ['accepted', 'duplicate', 'event_in_progress', 'missing_signature', 'signature_mismatch'].sort(),
     );
     expect(text).toContain('messaging_webhooks_durable_dead_letters 1\n');

@@ -34,7 +34,8 @@ export interface ConformanceServer {
 
 /**
  * The cases, by key: pass a key in `options.skip` only when the framework itself answers before the adapter
- * runs (for example a route registered for POST only never sees a GET), or re-frames its answer afterwards.
+ * runs (for example a route registered for POST only never sees a GET), re-frames its answer afterwards, or
+ * drops what the case sends before the route sees it.
  */
 export const conformanceCases = [
   'processed',

@@ -77,7 +77,8 @@ for (const { major, next, react } of majors) {
       exampleRoute(base, `/api/webhooks/${ACCOUNT}`),
       {
         ...defaultOnly,
-        skip: ['sized_answers', 'route_params'],
+        // Next.js 13.4 hands the route compressed bytes without their Content-Encoding header: 401, not 415.
+        skip: ['sized_answers', 'route_params', ...(major === 13 ? ['compressed_body'] : [])],
       },
     );
     runConformanceSuite(
@@ -89,7 +90,7 @@ for (const { major, next, react } of majors) {
         `/api/webhooks-pages/${ACCOUNT}`,
         major === 13 ? '/api/webhooks-pages-events' : undefined,
       ),
-      { ...defaultOnly, skip: ['route_params'] },
+      { ...defaultOnly, skip: ['route_params', ...(major === 13 ? ['compressed_body'] : [])] },
     );
   });
 }

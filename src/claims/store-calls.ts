@@ -88,7 +88,7 @@ async function checkedOwned(method: string, call: () => PromiseLike<boolean> | b
 
 const CLAIM_SHAPE =
   "claim() must resolve { status: 'claimed', token: string }, { status: 'duplicate' } or " +
-  "{ status: 'in_flight', retryAfterMs: number } (see DedupeStore in messaging-webhooks/adapter).";
+  "{ status: 'in_flight', retryAfterMs: number } (see DedupeStore in messaging-webhooks).";
 
 function checkClaim(result: ClaimResult): ClaimResult {
   const status = (result as { status?: unknown } | null | undefined)?.status;

@@ -1,8 +1,12 @@
-import type { Registry } from 'prom-client';
 import { WebhookConfigError } from '../base/errors.js';
 import type { TrackerMetricsSnapshot } from '../tracker/metrics.js';
 import type { StatusSource } from '../tracker/record.js';
-import { collector, histogramSamples, type Sample } from './prometheus-collector.js';
+import {
+  collector,
+  histogramSamples,
+  type RegisterMetricsOptions,
+  type Sample,
+} from './prometheus-collector.js';
 
 /** Anything with a message tracker's metrics() and countOpen(): a tracker from createMessageTracker. */
 export interface TrackerMetricsSource {
@@ -22,7 +26,7 @@ const SOURCES: readonly StatusSource[] = ['expect', 'webhook', 'reconcile', 'tim
  * by source and `<prefix>reconciled_messages_total` by outcome.
  */
 export function registerTrackerMetrics(
-  registry: Registry,
+  registry: RegisterMetricsOptions['registry'],
   prefix: string,
   extra: Record<string, string>,
   tracker: TrackerMetricsSource,

@@ -15,6 +15,7 @@ import { tsc } from '../support/tsc.js';
 const entries = [
   '',
   '/testing',
+  '/tracker',
   '/express',
   '/fastify',
   '/koa',

@@ -20,11 +20,28 @@ interface Bounds {
   why?: string;
 }
 
-function numberRule(kind: string, base: z.ZodMiniNumber<number>, bounds: Bounds): OptionRule<number> {
+function numberRule(kind: string, base: () => z.ZodMiniNumber<number>, bounds: Bounds): OptionRule<number> {
   const { min, max, unit, why } = bounds;
   const range = max === undefined ? `(${min} or more${why ? `: ${why}` : ''})` : `from ${min} to ${max}`;
-  const checks = max === undefined ? [z.gte(min)] : [z.gte(min), z.lte(max)];
-  return { schema: base.check(...checks), expected: `${kind}${unit ? ` of ${unit}` : ''} ${range}` };
+  return lazyRule(`${kind}${unit ? ` of ${unit}` : ''} ${range}`, () =>
+    base().check(...(max === undefined ? [z.gte(min)] : [z.gte(min), z.lte(max)])),
+  );
+}
+
+/**
+ * A rule whose schema is made the first time a value is checked against it: most options are left out, and a
+ * zod schema made at import or at creation for nothing slows every cold start (a serverless function's first
+ * answer waits on it).
+ */
+function lazyRule<T>(expected: string, make: () => z.ZodMiniType<T>): OptionRule<T> {
+  let schema: z.ZodMiniType<T> | undefined;
+  return {
+    expected,
+    get schema() {
+      schema ??= make();
+      return schema;
+    },
+  };
 }
 
 export const rules = {
@@ -32,23 +49,22 @@ export const rules = {
    * A whole number within bounds: a count, milliseconds or seconds. Infinity, NaN, fractions (`concurrency:
    * 1.5`) and numbers past 2^53 are refused, so a typo never bends a limit.
    */
-  whole: (bounds: Bounds): OptionRule<number> => numberRule('a whole number', z.int(), bounds),
+  whole: (bounds: Bounds): OptionRule<number> => numberRule('a whole number', z.int, bounds),
   /** A finite number within bounds, fractions allowed. */
-  number: (bounds: Bounds): OptionRule<number> => numberRule('a number', z.number(), bounds),
+  number: (bounds: Bounds): OptionRule<number> => numberRule('a number', z.number, bounds),
   /** A share of something: a number from 0 to 1. */
-  fraction: { schema: z.number().check(z.gte(0), z.lte(1)), expected: 'a fraction from 0 to 1' },
-  boolean: { schema: z.boolean(), expected: 'true or false' },
-  string: { schema: z.string(), expected: 'a string' },
+  fraction: lazyRule('a fraction from 0 to 1', () => z.number().check(z.gte(0), z.lte(1))),
+  boolean: lazyRule('true or false', z.boolean),
+  string: lazyRule('a string', z.string),
   /** One of a few strings. */
-  oneOf: <const T extends readonly [string, ...string[]]>(values: T): OptionRule<T[number]> => ({
-    schema: z.enum(values) as unknown as z.ZodMiniType<T[number]>,
-    expected: values.map((value) => `'${value}'`).join(' or '),
-  }),
+  oneOf: <const T extends readonly [string, ...string[]]>(values: T): OptionRule<T[number]> =>
+    lazyRule(
+      values.map((value) => `'${value}'`).join(' or '),
+      () => z.enum(values) as unknown as z.ZodMiniType<T[number]>,
+    ),
   /** Anything `test` accepts, described as `expected`. */
-  that: <T>(expected: string, test: (value: unknown) => boolean): OptionRule<T> => ({
-    schema: z.unknown().check(z.refine(test)) as unknown as z.ZodMiniType<T>,
-    expected,
-  }),
+  that: <T>(expected: string, test: (value: unknown) => boolean): OptionRule<T> =>
+    lazyRule(expected, () => z.unknown().check(z.refine(test)) as unknown as z.ZodMiniType<T>),
 } as const;
 
 /** What was given, for a message: a string quoted, a number as it is, an object by its kind (never its content). */

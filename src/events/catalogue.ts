@@ -51,12 +51,16 @@ export type KnownEvent<C extends Catalogue> = { [K in EventType<C>]: CatalogueEv
 /** A verified event whose type is not in the catalogue: acknowledged and given to onAny, data not checked. */
 export type UnknownEvent = EventEnvelope<string, unknown>;
 
-const envelopeShape = {
+/**
+ * The envelope every event shares, made on the first parse: a receiver's creation and the package's import
+ * build no schema, so a cold start (a serverless function's first answer) does not wait on zod.
+ */
+const envelopeShape = once(() => ({
   id: z.optional(z.string().check(z.startsWith('evt_'))),
   created_at: z.optional(z.iso.datetime({ offset: true })),
   // Its syntax is the signature profile's to check (a body-signature profile reads it before this schema runs).
   signature: z.optional(z.string()),
-};
+}));
 
 /**
  * An object schema that keeps the fields it does not declare, compiled by zod into one function where the
@@ -69,10 +73,34 @@ function looseCompiled(
   return new $ZodObjectJIT({ ...def, catchall: def.catchall ?? z.unknown() });
 }
 
-const unknownEvent = looseCompiled({
-  type: 'object',
-  shape: { ...envelopeShape, type: z.string().check(z.minLength(1)), data: z.unknown() },
-});
+const unknownEvent = once(() =>
+  looseCompiled({
+    type: 'object',
+    shape: { ...envelopeShape(), type: z.string().check(z.minLength(1)), data: z.unknown() },
+  }),
+);
+
+function once<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+
+/**
+ * zod compiles an object schema on its first parse (a function made with `new Function`), a cost only many
+ * parses repay: a schema is parsed field by field until it has parsed this many events, so a process that
+ * answers a few deliveries (a cold start, a quiet endpoint) never pays for the compilation.
+ */
+const COMPILE_AFTER = 64;
+const FIELD_BY_FIELD = { jitless: true } as const;
+
+interface Parsing {
+  readonly schema: core.$ZodType;
+  readonly known: boolean;
+  parses: number;
+}
 
 export type ParsedEvent =
   | { ok: true; event: { type: string; id?: string; data: unknown }; known: boolean }
@@ -102,31 +130,38 @@ function englishByDefault(): void {
   if (config().localeError === undefined) config(en());
 }
 
-/** Compiles one schema per event type, once; parsing picks it by the `type` field. */
+/** Builds one schema per event type, on its first event; parsing picks it by the `type` field. */
 export function createEventParser(catalogue: Catalogue): (value: unknown) => ParsedEvent {
   englishByDefault();
-  const schemas = new Map<string, core.$ZodType>();
-  for (const [type, data] of Object.entries(catalogue)) {
-    schemas.set(
-      type,
-      looseCompiled({
-        type: 'object',
-        shape: { ...envelopeShape, type: z.literal(type), data: tolerant(data) },
-      }),
-    );
-  }
+  const parsings = new Map<string, Parsing>();
+  let unknown: Parsing | undefined;
+  const parsingOf = (type: unknown): Parsing => {
+    if (typeof type !== 'string' || !Object.hasOwn(catalogue, type)) {
+      unknown ??= { schema: unknownEvent(), known: false, parses: 0 };
+      return unknown;
+    }
+    let parsing = parsings.get(type);
+    if (parsing === undefined) {
+      const data = tolerant(catalogue[type] as core.$ZodType);
+      const shape = { ...envelopeShape(), type: z.literal(type), data };
+      parsing = { schema: looseCompiled({ type: 'object', shape }), known: true, parses: 0 };
+      parsings.set(type, parsing);
+    }
+    return parsing;
+  };
   return (value) => {
     if (typeof value !== 'object' || value === null || Array.isArray(value)) {
       return { ok: false, issues: [{ path: '', code: 'invalid_type', message: 'Expected a JSON object' }] };
     }
-    const type = (value as { type?: unknown }).type;
-    const schema = (typeof type === 'string' && schemas.get(type)) || unknownEvent;
-    const result = safeParse(schema, value);
+    const parsing = parsingOf((value as { type?: unknown }).type);
+    const context = parsing.parses < COMPILE_AFTER ? FIELD_BY_FIELD : undefined;
+    parsing.parses++;
+    const result = safeParse(parsing.schema, value, context);
     if (result.success) {
       return {
         ok: true,
         event: result.data as { type: string; id?: string; data: unknown },
-        known: schema !== unknownEvent,
+        known: parsing.known,
       };
     }
     return {

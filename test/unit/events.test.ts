@@ -147,3 +147,22 @@ describe('event types beyond the catalogue', () => {
     expect(error.message).not.toContain('many');
   });
 });
+
+describe('a type parsed field by field, then compiled', () => {
+  it('answers the same before and after zod compiles its schema', () => {
+    const fresh = createEventParser(defaultEvents);
+    const good = deliveredEvent({ carrier: { mcc: '262' } }, { api_version: '2026-11-01' });
+    const bad = { ...deliveredEvent(), id: 'nope', data: { message_id: 'x', to: '123', operator: '' } };
+    const unknown = { type: 'campaign.completed', data: { anything: [1] } };
+    const rounds = Array.from({ length: 200 }, () => [fresh(good), fresh(bad), fresh(unknown)]);
+    for (const round of rounds) expect(round).toEqual(rounds[0]);
+    expect(rounds[0]?.[0]).toEqual({ ok: true, event: good, known: true });
+    expect(rounds[0]?.[1]?.ok === false && rounds[0][1].issues.map((issue) => issue.path)).toEqual([
+      'id',
+      'data.message_id',
+      'data.to',
+      'data.operator',
+    ]);
+    expect(rounds[0]?.[2]).toEqual({ ok: true, event: unknown, known: false });
+  });
+});

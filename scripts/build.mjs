@@ -8,8 +8,10 @@
 // - Every other entry also loads the root entry's code (an import of src/index.ts added at its end, where it
 //   moves no line of the source map): esbuild makes a chunk per set of entries that share code, and with ~20
 //   entries sharing parts of the core that was ~25 files for the root entry and an adapter. With the core
-//   reached from every entry, it is one chunk, and the root entry and an adapter load about 7 files. An app
-//   imports the root entry anyway (createReceiver lives there).
+//   reached from every entry, it is one chunk, and the root entry and an adapter load about 5 files. An app
+//   imports the root entry anyway (createReceiver lives there). The same import goes at the end of each file
+//   src/ loads with `import('./…')`: esbuild makes those entries too, and the core's errors, options and
+//   deadlines they share would be chunks of their own.
 // - Every package stays external (zod, p-queue, fastify-plugin, the peers and Node's own modules): an app keeps
 //   one copy of each, and an optional peer is loaded only by the entry that imports it.
 // - Source maps beside each file, naming the TypeScript sources the package ships (src/, adapters/), so
@@ -20,7 +22,7 @@
 // stays behind to be packed.
 import { spawnSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -51,13 +53,29 @@ function entryOf(file) {
 
 const ROOT_ENTRY = 'src/index.ts';
 
-/** Appends an import of the root entry's source to every other entry (see above). */
+/**
+ * The sources a `import('./…')` of src/ loads: esbuild makes each an entry of its own, so the code they share
+ * with the core would otherwise be split into small chunks every app loads beside it.
+ */
+function dynamicImports() {
+  const found = [];
+  for (const file of readdirSync(join(root, 'src'), { recursive: true })) {
+    if (!file.endsWith('.ts')) continue;
+    const path = join(root, 'src', file);
+    for (const [, target] of readFileSync(path, 'utf8').matchAll(/\bimport\(\s*'(\.{1,2}\/[^']+)\.js'\s*\)/g))
+      found.push(join(dirname(path), `${target}.ts`));
+  }
+  return found;
+}
+
+/** Appends an import of the root entry's source to every other entry and dynamic import (see above). */
 const coreInEveryEntry = (entries) => ({
   name: 'core-in-every-entry',
   setup(build) {
-    const others = new Set(
-      entries.filter((entry) => entry.in !== ROOT_ENTRY).map((entry) => join(root, entry.in)),
-    );
+    const others = new Set([
+      ...entries.filter((entry) => entry.in !== ROOT_ENTRY).map((entry) => join(root, entry.in)),
+      ...dynamicImports(),
+    ]);
     build.onLoad({ filter: /\.ts$/ }, (args) => {
       if (!others.has(args.path)) return undefined;
       const source = readFileSync(args.path, 'utf8');

@@ -8,10 +8,12 @@
 // - Every other entry also loads the root entry's code (an import of src/index.ts added at its end, where it
 //   moves no line of the source map): esbuild makes a chunk per set of entries that share code, and with ~20
 //   entries sharing parts of the core that was ~25 files for the root entry and an adapter. With the core
-//   reached from every entry, it is one chunk, and the root entry and an adapter load about 5 files. An app
-//   imports the root entry anyway (createReceiver lives there). The same import goes at the end of each file
-//   src/ loads with `import('./…')`: esbuild makes those entries too, and the core's errors, options and
-//   deadlines they share would be chunks of their own.
+//   reached from every entry, it is one chunk. An app imports the root entry anyway (createReceiver lives
+//   there). The same import goes at the end of each file src/ loads with `import('./…')`: esbuild makes those
+//   entries too, and the core's errors, options and deadlines they share would be chunks of their own.
+// - The root entry in turn loads the adapter kit's code (src/adapter.ts, the same way): every adapter builds on
+//   it, so in the core chunk it saves an app with an adapter two files (the kit and the Node readers and
+//   writers) for a few KB more in an app without one. The root entry and an adapter load 3 files.
 // - Every package stays external (zod, p-queue, fastify-plugin, the peers and Node's own modules): an app keeps
 //   one copy of each, and an optional peer is loaded only by the entry that imports it.
 // - Source maps beside each file, naming the TypeScript sources the package ships (src/, adapters/), so
@@ -52,6 +54,7 @@ function entryOf(file) {
 }
 
 const ROOT_ENTRY = 'src/index.ts';
+const KIT_ENTRY = 'src/adapter.ts';
 
 /**
  * The sources a `import('./…')` of src/ loads: esbuild makes each an entry of its own, so the code they share
@@ -76,10 +79,12 @@ const coreInEveryEntry = (entries) => ({
       ...entries.filter((entry) => entry.in !== ROOT_ENTRY).map((entry) => join(root, entry.in)),
       ...dynamicImports(),
     ]);
+    const rootEntry = join(root, ROOT_ENTRY);
     build.onLoad({ filter: /\.ts$/ }, (args) => {
-      if (!others.has(args.path)) return undefined;
+      const core = args.path === rootEntry ? KIT_ENTRY : others.has(args.path) ? ROOT_ENTRY : undefined;
+      if (core === undefined) return undefined;
       const source = readFileSync(args.path, 'utf8');
-      return { contents: `${source}\nimport ${JSON.stringify(join(root, ROOT_ENTRY))};\n`, loader: 'ts' };
+      return { contents: `${source}\nimport ${JSON.stringify(join(root, core))};\n`, loader: 'ts' };
     });
   },
 });

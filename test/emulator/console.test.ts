@@ -4,7 +4,11 @@ import { dirname, join } from 'node:path';
 import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type Emulator, startEmulator } from '../../src/emulator/index.js';
+import { createServiceClient } from '../../src/tracker/service-client.js';
+import { createMessageTracker } from '../../src/tracker/tracker.js';
 import { type CountingReceiver, SECRET, startCountingReceiver } from '../support/child-processes.js';
+import { until } from '../support/until.js';
+import { call, changesOf } from './helpers.js';
 
 /*
  * The web console in a real browser (Debian's chromium driven by playwright-core): send a message, watch it
@@ -125,4 +129,44 @@ it('fits 360 px and follows dark mode', async () => {
   expect(unnamed).toBe(0);
   await page.close();
   expect(errors).toEqual([]);
+}, 30_000);
+
+it('marks the messages a reconciliation read, as it happens and after a reload, and only those', async () => {
+  const lossy = await startEmulator({
+    test: { endpoint: receiver.url, secret: SECRET },
+    schedule: { submitMs: 0, resultMs: 0, jitterMs: 0 },
+    chaos: { webhookLoss: 1 },
+  });
+  const { page, errors } = await watchedPage({ viewport: { width: 960, height: 760 } });
+  try {
+    await page.goto(lossy.url);
+    await page.locator('body[data-live="true"]').waitFor();
+    const body = { to: '+15550100001', sender: 'Acme', body: 'Hello' };
+    const ids = [
+      (await call(lossy, '/v1/messages', { body })).body.id,
+      (await call(lossy, '/v1/messages', { body })).body.id,
+    ];
+    const final = (id: string) => lossy.state.messages.get(id)?.status === 'delivered';
+    await until(() => ids.every(final), { changes: changesOf(lossy) });
+    const [read, unread] = ids.map((id) => page.locator(`article.message[data-message-id="${id}"]`));
+    for (const card of [read, unread]) await card?.locator('.status.lost').waitFor();
+
+    // Only the first is expected, so only it is open in the tracker and asked about.
+    const tracker = createMessageTracker();
+    await tracker.expect(ids[0] as string);
+    const client = createServiceClient({ baseUrl: lossy.url, apiKey: lossy.modes.test.keys[0] as string });
+    expect(await tracker.reconcile({ client, olderThanMs: 0 })).toMatchObject({ checked: 1, moved: 1 });
+    await read?.locator('.status.reconciled[data-reconciled="true"]').waitFor();
+    expect(await read?.locator('.status.reconciled').textContent()).toMatch(/^reconciled \S/);
+    expect(await unread?.locator('.status.reconciled').count()).toBe(0);
+
+    await page.reload();
+    await read?.locator('.status.reconciled[data-reconciled="true"]').waitFor();
+    await unread?.locator('.status.lost').waitFor();
+    expect(await unread?.locator('.status.reconciled').count()).toBe(0);
+    expect(errors).toEqual([]);
+  } finally {
+    await page.close();
+    await lossy.close();
+  }
 }, 30_000);

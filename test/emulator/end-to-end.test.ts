@@ -9,7 +9,8 @@ import { SECRET, start } from '../support/child-processes.js';
 import { buildPackage } from '../support/harness/build.js';
 import { REDIS_URL } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
-import { drive, expectRecordShowsRetries, roundRobin } from './drive.js';
+import { roundRobin } from '../support/round-robin.js';
+import { drive, expectRecordShowsRetries } from './drive.js';
 
 /*
  * The emulator drives real receivers end to end: first the Express example as shipped (memory store), then

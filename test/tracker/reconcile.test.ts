@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryStatusStore } from '../../src/tracker/memory-store.js';
 import { createServiceClient } from '../../src/tracker/service-client.js';
 import { until } from '../support/until.js';
-import { type Loop, STATUS_KEYS, sendAndExpect, startLoop } from './loop.js';
+import { type Loop, STATUS_KEYS, sendAndExpect, sendingOf, startLoop } from './loop.js';
 
 let loop: Loop;
 const store = new MemoryStatusStore();
@@ -22,7 +22,7 @@ afterAll(async () => {
 describe('tracker.reconcile against the emulator', () => {
   it('finds every lost receipt, waits out each 429, and two passes at once run no transition twice', async () => {
     const { emulator, trackers, runs } = loop;
-    const ids = await sendAndExpect(loop, 60, 4);
+    const ids = await sendAndExpect(sendingOf(loop), 60);
     const messages = () => ids.map((id) => emulator.state.messages.get(id));
     await until(() => messages().every((m) => m?.status === 'delivered' || m?.status === 'failed'));
     await emulator.idle();
@@ -55,7 +55,7 @@ describe('tracker.reconcile against the emulator', () => {
     const { emulator, trackers } = loop;
     emulator.setPaused('test', true);
     try {
-      const ids = await sendAndExpect(loop, 80, 4);
+      const ids = await sendAndExpect(sendingOf(loop), 80);
       await until(() => ids.every((id) => emulator.state.messages.get(id)?.status !== 'queued'));
       await until(() =>
         ids.every((id) => ['delivered', 'failed'].includes(emulator.state.messages.get(id)?.status ?? '')),

@@ -22,6 +22,7 @@ const ENTRIES = [
   'src/durable/rabbitmq/index.ts',
   'src/durable/nats/index.ts',
   'src/observability/opentelemetry.ts',
+  'src/tracker/index.ts',
   'adapters/node.ts',
 ];
 

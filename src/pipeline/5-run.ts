@@ -1,6 +1,5 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-import type { Claim, Handle, Settlement } from '../claims/claim.js';
-import type { Claims, Taken } from '../claims/claims.js';
+import type { Claim, Claims, Handle, Settlement, Taken } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { TraceSpan } from '../contract/tracing.js';

@@ -1,4 +1,4 @@
-import type { Claims } from '../claims/claims.js';
+import type { Claims } from '../claims/claim.js';
 import type { Outcome } from '../contract/outcome.js';
 import type { DurableQueue } from '../contract/queue.js';
 import type { TraceSpan } from '../contract/tracing.js';
@@ -11,8 +11,8 @@ import { dedupeKey, type Keyed, type Parsed, parse, type SignedContent } from '.
 import { handOff } from './5-handoff.js';
 import { type RunOptions, runHere } from './5-run.js';
 import { type Answering, answer, tag } from './6-answer.js';
-import type { Admission } from './admission.js';
 import { type Ending, IGNORED, SHUTTING_DOWN } from './ending.js';
+import type { Admission } from './executor.js';
 import { endStage } from './traced.js';
 
 export interface PipelineParts<Tx> extends Omit<RunOptions<Tx>, 'closing'>, Answering {

@@ -14,8 +14,12 @@ import {
   type EventType,
 } from '../events/catalogue.js';
 import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
-import { exposeListedTenants, MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
-import { createRequestObserver } from '../observability/request-observer.js';
+import {
+  createRequestObserver,
+  exposeListedTenants,
+  MetricsRecorder,
+  type MetricsSnapshot,
+} from '../observability/metrics.js';
 import { unheardRefusals } from '../observability/unheard.js';
 import type { Received } from '../pipeline/1-read.js';
 import { signatureOf } from '../pipeline/3-verify.js';

@@ -103,8 +103,7 @@ export type {
 export type { SignatureProblem, TimestampOffset } from './signature/profile-text.js';
 export type { SignatureReading } from './signature/reading.js';
 export type { ModeSecrets, SecretFormat, SecretList, Secrets } from './signature/secrets.js';
-export type { SignatureSyntax } from './signature/syntaxes/index.js';
-export type { SignatureScan } from './signature/syntaxes/scan.js';
+export type { SignatureScan, SignatureSyntax } from './signature/syntaxes.js';
 export type {
   SignedRequestParts,
   Tolerance,

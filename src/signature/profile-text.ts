@@ -1,7 +1,7 @@
 import type { SignatureFailureReason } from '../contract/reasons.js';
 import type { BodyShapeProblem } from './json-members.js';
 import type { ResolvedConfig, Slot } from './profile-config.js';
-import { syntaxes } from './syntaxes/index.js';
+import { syntaxes } from './syntaxes.js';
 
 /** What exactly is wrong with a signature that cannot be checked, when the reading can tell. */
 export type SignatureProblem =

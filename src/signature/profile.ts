@@ -30,7 +30,7 @@ import {
   withReadingFields,
 } from './reading.js';
 import type { SecretFormat } from './secrets.js';
-import { isDigits, syntaxes } from './syntaxes/index.js';
+import { isDigits, syntaxes } from './syntaxes.js';
 
 /** What a signer sends: the headers (content-type aside) and the body, which a body signature changes. */
 export interface SignedDelivery {

@@ -7,7 +7,7 @@ import {
   withoutMember,
 } from './json-members.js';
 import type { SignatureProblem } from './profile-text.js';
-import { isDigits, type SignatureScan } from './syntaxes/index.js';
+import { isDigits, type SignatureScan } from './syntaxes.js';
 
 /** What a request carries for its signature, read by the profile's one parser; the verifier checks the rest. */
 export interface SignatureReading extends SignatureScan {

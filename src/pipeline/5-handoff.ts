@@ -1,5 +1,4 @@
-import { callUser } from '../base/awaitable.js';
-import { withDeadline } from '../base/deadline.js';
+import { callUser, withDeadline } from '../base/deadline.js';
 import type { Report } from '../claims/report.js';
 import type { DurableJob, DurableQueue, EnqueueResult } from '../contract/queue.js';
 import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';

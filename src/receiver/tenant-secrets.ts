@@ -1,5 +1,4 @@
-import { type Awaitable, callUser } from '../base/awaitable.js';
-import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { type Awaitable, callUser, TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import type { Report } from '../claims/report.js';

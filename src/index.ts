@@ -100,10 +100,14 @@ export type {
   Slot,
   TimestampSource,
 } from './signature/profile-config.js';
-export type { SignatureProblem, TimestampOffset } from './signature/profile-text.js';
-export type { SignatureReading } from './signature/reading.js';
+export type { TimestampOffset } from './signature/profile-text.js';
+export type {
+  SignatureProblem,
+  SignatureReading,
+  SignatureScan,
+  SignatureSyntax,
+} from './signature/reading.js';
 export type { ModeSecrets, SecretFormat, SecretList, Secrets } from './signature/secrets.js';
-export type { SignatureScan, SignatureSyntax } from './signature/syntaxes.js';
 export type {
   SignedRequestParts,
   Tolerance,

@@ -58,7 +58,7 @@ export {
 export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
 export type { LineLogger, Logger, StructuredLogger } from './observability/logger.js';
 export type { MetricsSeries, MetricsSnapshot } from './observability/metrics.js';
-export type { TenantOf, TenantRequest } from './pipeline/3-tenant.js';
+export type { TenantOf, TenantRequest } from './pipeline/2-tenant.js';
 export type {
   AnyEventHandler,
   DefaultEventHandler,

@@ -22,7 +22,7 @@ import {
 } from '../observability/metrics.js';
 import { unheardRefusals } from '../observability/unheard.js';
 import type { Received } from '../pipeline/1-read.js';
-import { signatureOf } from '../pipeline/3-verify.js';
+import { signatureOf } from '../pipeline/2-verify.js';
 import { type Admission, createAdmission, Executor } from '../pipeline/executor.js';
 import { createPipeline, type Walked } from '../pipeline/index.js';
 import type { Verifier } from '../signature/index.js';

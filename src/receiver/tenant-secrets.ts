@@ -10,7 +10,7 @@ import {
   type TenantOf,
   type TenantSignature,
   type TenantSignatures,
-} from '../pipeline/3-tenant.js';
+} from '../pipeline/2-tenant.js';
 import type { Rejection } from '../pipeline/ending.js';
 import { createVerifier, type SignatureProfile, type Tolerance } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';

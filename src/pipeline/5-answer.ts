@@ -2,8 +2,8 @@ import type { Report } from '../claims/report.js';
 import { acceptedOutcome, ignoredOutcome, type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
 import type { Received } from './1-read.js';
-import type { Verified } from './3-verify.js';
-import type { Parsed } from './4-event.js';
+import type { Verified } from './2-verify.js';
+import type { Parsed } from './3-event.js';
 import type { Ending, Rejection } from './ending.js';
 
 export interface Answering {

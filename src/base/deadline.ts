@@ -1,3 +1,6 @@
+// Waiting, in one place: user code called in one shape (callUser), and the one timeout every wait is bounded
+// by (withTimeout, withDeadline, whenLate).
+
 /**
  * User code in one shape. A value that is here now stays a value; one that comes later is a native promise
  * from here on, whatever kind of thenable it came as (Bluebird, an instrumentation wrapper, any Promises/A+

@@ -4,6 +4,11 @@ import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailabl
 import type { Report } from './report.js';
 import { type Held, type KeptLease, LeaseKeeper, StoreCalls } from './store-calls.js';
 
+// One claim's life, in the order it runs: Claims.take claims the event's key on the store, and the Claim it
+// returns keeps its lease, runs the handlers (in the store's transaction when it has one), then completes or
+// releases exactly once, or shutdown abandons it. A request's walk (pipeline/4-run.ts) and a durable worker's
+// inbox (durable/inbox-run.ts) both go through it.
+
 export interface ClaimsOptions<Tx> {
   store: DedupeStore<Tx>;
   leaseMs: number;

@@ -5,6 +5,10 @@ import { StoreTimeoutError } from '../stores/deadline.js';
 import type { ClaimResult, DedupeStore } from '../stores/types.js';
 import type { Report } from './report.js';
 
+// What a claim holds on the store: every call to it in one shape and within a deadline (StoreCalls), the
+// renewals that keep a held claim's lease alive (LeaseKeeper), and the slots the leases are held in (Slots,
+// which the executor holds its work in too).
+
 /** What a store call fails with when the store broke its contract: the receiver answers 503 store_unavailable. */
 export class StoreContractError extends Error {
   override name = 'StoreContractError';

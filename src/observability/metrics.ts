@@ -1,5 +1,5 @@
 import { BoundedLabel, cumulative, observe } from '../base/series.js';
-import { type Outcome, outcomeLabel } from '../contract/outcome.js';
+import type { Outcome } from '../contract/outcome.js';
 import type { RejectionReason } from '../contract/reasons.js';
 import type { DurableQueueCounts } from '../durable/port.js';
 import type { Reached } from '../pipeline/index.js';
@@ -66,6 +66,14 @@ interface Series {
   sum: number;
   /** Per-bucket (not cumulative) counts; the last slot is +Inf. */
   readonly buckets: Float64Array;
+}
+
+/** The label logs and metrics share: a reason code, or what happened to an accepted event. */
+export function outcomeLabel(outcome: Outcome): string {
+  if (outcome.reason !== undefined) return outcome.reason;
+  if (outcome.status === 202) return 'accepted';
+  if (outcome.ignored) return 'ignored';
+  return outcome.duplicate ? 'duplicate' : 'processed';
 }
 
 /**

@@ -4,17 +4,15 @@
 // and tracer authors import from messaging-webhooks/extend; applications from the root entry.
 export { configError } from './base/errors.js';
 export {
+  type NodeBodySource,
   type NodeRequestLike,
+  type NodeRequestParts,
   type NodeResponseLike,
+  nodeBody,
+  nodeRequest,
   readNodeBody,
   writeNodeOutcome,
 } from './contract/node-io.js';
-export {
-  type NodeBodySource,
-  type NodeRequestParts,
-  nodeBody,
-  nodeRequest,
-} from './contract/node-request.js';
 export { hostedHeaders, type Outcome } from './contract/outcome.js';
 export {
   BODY_LENGTH_MISMATCH,

@@ -58,7 +58,7 @@ export {
 export type { RejectionDiagnostics, SignatureShape } from './observability/diagnostics.js';
 export type { LineLogger, Logger, StructuredLogger } from './observability/logger.js';
 export type { MetricsSeries, MetricsSnapshot } from './observability/metrics.js';
-export type { TenantOf, TenantRequest } from './pipeline/3-tenant.js';
+export type { TenantOf, TenantRequest } from './pipeline/2-tenant.js';
 export type {
   AnyEventHandler,
   DefaultEventHandler,
@@ -100,11 +100,14 @@ export type {
   Slot,
   TimestampSource,
 } from './signature/profile-config.js';
-export type { SignatureProblem, TimestampOffset } from './signature/profile-text.js';
-export type { SignatureReading } from './signature/reading.js';
+export type { TimestampOffset } from './signature/profile-text.js';
+export type {
+  SignatureProblem,
+  SignatureReading,
+  SignatureScan,
+  SignatureSyntax,
+} from './signature/reading.js';
 export type { ModeSecrets, SecretFormat, SecretList, Secrets } from './signature/secrets.js';
-export type { SignatureSyntax } from './signature/syntaxes/index.js';
-export type { SignatureScan } from './signature/syntaxes/scan.js';
 export type {
   SignedRequestParts,
   Tolerance,

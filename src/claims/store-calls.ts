@@ -1,6 +1,13 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { type Poller, startPoller } from '../base/poller.js';
+import type { ErrorContext } from '../contract/context.js';
 import { StoreTimeoutError } from '../stores/deadline.js';
 import type { ClaimResult, DedupeStore } from '../stores/types.js';
+import type { Report } from './report.js';
+
+// What a claim holds on the store: every call to it in one shape and within a deadline (StoreCalls), the
+// renewals that keep a held claim's lease alive (LeaseKeeper), and the slots the leases are held in (Slots,
+// which the executor holds its work in too).
 
 /** What a store call fails with when the store broke its contract: the receiver answers 503 store_unavailable. */
 export class StoreContractError extends Error {
@@ -116,4 +123,153 @@ function shapeOf(value: unknown): string {
   return typeof status === 'string'
     ? `{ status: ${JSON.stringify(status.slice(0, 40))}, … }`
     : 'an object with no known status';
+}
+
+/** The claim being held: its key, the token that proves it holds it, and what onError is told of it. */
+export interface Held {
+  readonly key: string;
+  readonly token: string;
+  readonly context: ErrorContext;
+}
+
+/** While a renewal is on its way, the lease is not due again. */
+const RENEWING = Number.POSITIVE_INFINITY;
+
+/** A claim whose lease is kept alive, and when its lease has run half its length: from then on a tick renews it. */
+export interface KeptLease {
+  readonly claim: Held;
+  renewAt: number;
+  slot: number;
+}
+
+/**
+ * Keeps the leases of events that wait or run in this process alive, so that only a dead process lets a claim
+ * expire: time in the queue and slow handlers never hand an event to a second delivery.
+ *
+ * One timer serves every lease, ticking at a quarter of the lease while any is held. A lease is renewed once
+ * half of it has run, so an event that settles sooner costs no round trip; the timer stops at the first tick
+ * that finds nothing held and does not keep the process alive. Each lease is held in a slot of its own, not as
+ * the key of a Map: see Slots.
+ */
+export class LeaseKeeper {
+  readonly #held = new Slots<KeptLease>();
+  #poller: Poller | undefined;
+
+  constructor(
+    readonly calls: StoreCalls<unknown>,
+    readonly leaseMs: number,
+    readonly report: Report,
+  ) {}
+
+  /**
+   * Starts keeping a claim's lease, taken just now; what it returns stops it (drop). A store written without
+   * `renew` cannot extend it: undefined.
+   */
+  keep(claim: Held): KeptLease | undefined {
+    if (typeof this.calls.store.renew !== 'function') return undefined;
+    const lease: KeptLease = { claim, renewAt: Date.now() + this.leaseMs / 2, slot: 0 };
+    lease.slot = this.#held.add(lease);
+    this.#poller ??= startPoller(() => this.#tick(), Math.max(1, Math.floor(this.leaseMs / 4)));
+    return lease;
+  }
+
+  drop(lease: KeptLease | undefined): void {
+    if (lease) this.#held.remove(lease.slot, lease);
+  }
+
+  get size(): number {
+    return this.#held.size;
+  }
+
+  #tick(): void {
+    if (this.#held.size === 0) {
+      this.#poller?.stop();
+      this.#poller = undefined;
+      return;
+    }
+    const now = Date.now();
+    for (const lease of this.#held.items()) {
+      if (lease.renewAt > now) continue;
+      const dueAt = lease.renewAt;
+      lease.renewAt = RENEWING;
+      void this.#renew(lease, dueAt);
+    }
+  }
+
+  async #renew(lease: KeptLease, dueAt: number): Promise<void> {
+    const { claim } = lease;
+    try {
+      const owned = await this.calls.renew(claim.key, claim.token, this.leaseMs);
+      // Settled meanwhile (dropped): nothing is held any more, and nothing is put back.
+      if (!this.#held.holds(lease.slot, lease)) return;
+      if (owned) {
+        lease.renewAt = Date.now() + this.leaseMs / 2;
+        return;
+      }
+      this.#held.remove(lease.slot, lease);
+      await this.report(
+        'lease_lost',
+        `The claim of ${claim.context.eventType} expired before its lease could be renewed (was this process stalled?); another delivery may run it.`,
+        undefined,
+        claim.context,
+      );
+    } catch (cause) {
+      // The next tick tries again; the lease still has at least a quarter of its length to run.
+      if (this.#held.holds(lease.slot, lease)) lease.renewAt = dueAt;
+      await this.report(
+        'store_unavailable',
+        'The dedupe store failed to renew the lease of an event still running.',
+        cause,
+        claim.context,
+      );
+    }
+  }
+}
+
+/**
+ * The items a long-lived collection holds while requests pass through it (the executor's work, the leases kept
+ * alive), each in a numbered slot that is emptied the moment it is removed.
+ *
+ * Not a Set or a Map keyed by the item: V8 links a Map's or Set's outgrown table to the one that replaced it,
+ * with the entries it held. Under concurrent requests such a collection grows and shrinks all the time, and one
+ * outgrown table that reached the old generation then keeps every later table, and each request they held,
+ * alive through the next minor GC, which promotes them all. Measured in process: 60 MB promoted per 40,000
+ * deliveries with two such collections, 6 MB with slots.
+ */
+export class Slots<T> {
+  readonly #items: (T | undefined)[] = [];
+  readonly #free: number[] = [];
+  #size = 0;
+
+  get size(): number {
+    return this.#size;
+  }
+
+  /** Holds the item; the slot it returns removes it again. */
+  add(item: T): number {
+    const slot = this.#free.pop() ?? this.#items.length;
+    this.#items[slot] = item;
+    this.#size++;
+    return slot;
+  }
+
+  /** Whether the item is still held in its slot (a slot is reused once emptied). */
+  holds(slot: number, item: T): boolean {
+    return this.#items[slot] === item;
+  }
+
+  /** Empties the item's slot; nothing happens when it was removed already. */
+  remove(slot: number, item: T): void {
+    if (this.#items[slot] !== item) return;
+    this.#items[slot] = undefined;
+    this.#free.push(slot);
+    this.#size--;
+  }
+
+  /** The items held now, in a new array: the caller may add and remove while it goes through them. */
+  items(): T[] {
+    const held: T[] = [];
+    for (const item of this.#items) if (item !== undefined) held.push(item);
+    return held;
+  }
 }

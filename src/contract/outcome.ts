@@ -28,26 +28,6 @@ export interface Outcome {
 
 export const REQUEST_ID_HEADER = 'x-request-id';
 
-const RECEIVED = '{"received":true}';
-const DUPLICATE = '{"received":true,"duplicate":true}';
-
-const RECEIVED_LENGTH = String(RECEIVED.length); // ASCII: characters are bytes
-const DUPLICATE_LENGTH = String(DUPLICATE.length);
-
-export function acceptedOutcome(requestId: string, status: 200 | 202, duplicate = false): Outcome {
-  return {
-    status,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': duplicate ? DUPLICATE_LENGTH : RECEIVED_LENGTH,
-      [REQUEST_ID_HEADER]: requestId,
-    },
-    body: duplicate ? DUPLICATE : RECEIVED,
-    requestId,
-    ...(duplicate ? { duplicate } : {}),
-  };
-}
-
 export interface RejectionDetails {
   message?: string;
   retryAfterSeconds?: number;
@@ -76,32 +56,6 @@ export function rejectedOutcome(
   const body = JSON.stringify({ error });
   headers['content-length'] = String(byteLength(body));
   return { status: reasonAnswers[reason].status, headers, body, requestId, reason };
-}
-
-/** The label logs and metrics share: a reason code, or what happened to an accepted event. */
-export function outcomeLabel(outcome: Outcome): string {
-  if (outcome.reason !== undefined) return outcome.reason;
-  if (outcome.status === 202) return 'accepted';
-  if (outcome.ignored) return 'ignored';
-  return outcome.duplicate ? 'duplicate' : 'processed';
-}
-
-const IGNORED = '{"received":true,"ignored":true}';
-const IGNORED_LENGTH = String(IGNORED.length);
-
-/** A verified event of a mode the receiver ignores: 200, so the service stops retrying it. */
-export function ignoredOutcome(requestId: string): Outcome {
-  return {
-    status: 200,
-    headers: {
-      'content-type': 'application/json',
-      'content-length': IGNORED_LENGTH,
-      [REQUEST_ID_HEADER]: requestId,
-    },
-    body: IGNORED,
-    requestId,
-    ignored: true,
-  };
 }
 
 /**

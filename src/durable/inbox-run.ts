@@ -1,6 +1,5 @@
 import { WebhookConfigError } from '../base/errors.js';
-import type { Claim } from '../claims/claim.js';
-import { Claims } from '../claims/claims.js';
+import { type Claim, Claims } from '../claims/claim.js';
 import type { ErrorContext } from '../contract/context.js';
 import { WebhookHandlerError } from '../contract/errors.js';
 import type { DedupeStore } from '../stores/types.js';

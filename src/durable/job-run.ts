@@ -1,6 +1,6 @@
 import { TIMED_OUT, whenLate, withTimeout } from '../base/deadline.js';
 import { option, rules } from '../base/options.js';
-import type { Claims } from '../claims/claims.js';
+import type { Claims } from '../claims/claim.js';
 import type { ErrorContext } from '../contract/context.js';
 import { type DeadLetterCode, WebhookHandlerError } from '../contract/errors.js';
 import { checkTracing, type TraceSpan } from '../contract/tracing.js';

@@ -1,4 +1,4 @@
-import { cumulative, observe } from '../base/histogram.js';
+import { cumulative, observe } from '../base/series.js';
 import type { DurationCounts, RunDurations } from './port.js';
 
 /**

@@ -1,6 +1,6 @@
 import PQueue from 'p-queue';
-import { callUser } from '../base/awaitable.js';
 import { utf8Text } from '../base/bytes.js';
+import { callUser } from '../base/deadline.js';
 import { isoTimestamp } from '../events/ids.js';
 import { type Answer, type Delivery, isAcknowledged, Transport } from '../sending/http.js';
 import { backoffMs } from '../sending/retry.js';

@@ -1,5 +1,6 @@
-import { type Outcome, outcomeLabel } from '../contract/outcome.js';
+import type { Outcome } from '../contract/outcome.js';
 import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
+import { outcomeLabel } from './metrics.js';
 
 /** How the receiver acknowledges: handlers before the answer, after it, or in a job engine's workers. */
 export type AckMode = 'sync' | 'async' | 'durable';

@@ -4,7 +4,7 @@ import type { RejectionReason } from '../contract/reasons.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
 import { type CryptoProvider, digestLength } from '../crypto/provider.js';
 import type { SignatureProfile } from '../signature/profile.js';
-import { isDigits } from '../signature/syntaxes/index.js';
+import { isDigits } from '../signature/reading.js';
 import { candidateCheck, encodedLength } from '../signature/verifier.js';
 
 /**

@@ -1,6 +1,7 @@
 import PQueue from 'p-queue';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-import { Slots } from '../base/slots.js';
+import { Slots } from '../claims/store-calls.js';
+import { type Rejection, SHUTTING_DOWN } from './ending.js';
 
 export interface ExecutorOptions {
   /** Work running at once. */
@@ -136,4 +137,50 @@ export class Executor {
     }
     await this.#queue.onIdle();
   }
+}
+
+/** Requests past verification: close() waits for them, and refuses new ones once it started. */
+export interface Admission {
+  closing: boolean;
+  enter(): void;
+  leave(): void;
+  /** Resolves once every admitted request was answered. */
+  settled(): Promise<void>;
+  /** Resolves 503 shutting_down once close() gave up waiting: every request still waiting answers it then. */
+  readonly givenUp: Promise<Rejection>;
+  /** close() gives up on the admitted requests still waiting. */
+  giveUp(): void;
+}
+
+/** Counts verified requests not answered yet, so that close() resolves only after their answers. */
+export function createAdmission(): Admission {
+  let inside = 0;
+  let idle: Promise<void> | undefined;
+  let resolveIdle: (() => void) | undefined;
+  let giveUp!: () => void;
+  const givenUp = new Promise<Rejection>((resolve) => {
+    giveUp = () => resolve(SHUTTING_DOWN);
+  });
+  return {
+    closing: false,
+    enter() {
+      inside++;
+    },
+    leave() {
+      inside--;
+      if (inside === 0 && resolveIdle) {
+        resolveIdle();
+        idle = resolveIdle = undefined;
+      }
+    },
+    settled(): Promise<void> {
+      if (inside === 0) return Promise.resolve();
+      idle ??= new Promise<void>((resolve) => {
+        resolveIdle = resolve;
+      });
+      return idle;
+    },
+    givenUp,
+    giveUp,
+  };
 }

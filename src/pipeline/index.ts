@@ -1,18 +1,18 @@
-import type { Claims } from '../claims/claims.js';
+import type { Claims } from '../claims/claim.js';
 import type { Outcome } from '../contract/outcome.js';
 import type { DurableQueue } from '../contract/queue.js';
 import type { TraceSpan } from '../contract/tracing.js';
 import type { ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
 import { checkRequest, type Read, type Received, readBody } from './1-read.js';
-import { type Tenanted, type TenantSignatures, tenantSignature, tried } from './3-tenant.js';
-import { type Signature, type Verified, verify } from './3-verify.js';
-import { dedupeKey, type Keyed, type Parsed, parse, type SignedContent } from './4-event.js';
-import { handOff } from './5-handoff.js';
-import { type RunOptions, runHere } from './5-run.js';
-import { type Answering, answer, tag } from './6-answer.js';
-import type { Admission } from './admission.js';
+import { type Tenanted, type TenantSignatures, tenantSignature, tried } from './2-tenant.js';
+import { type Signature, type Verified, verify } from './2-verify.js';
+import { dedupeKey, type Keyed, type Parsed, parse, type SignedContent } from './3-event.js';
+import { handOff } from './4-handoff.js';
+import { type RunOptions, runHere } from './4-run.js';
+import { type Answering, answer, tag } from './5-answer.js';
 import { type Ending, IGNORED, SHUTTING_DOWN } from './ending.js';
+import type { Admission } from './executor.js';
 import { endStage } from './traced.js';
 
 export interface PipelineParts<Tx> extends Omit<RunOptions<Tx>, 'closing'>, Answering {
@@ -43,10 +43,10 @@ export interface Walked {
 }
 
 /**
- * The receiver's pipeline, one request's walk, each stage in the file of its number: 1 check the request and
- * 2 read its body (1-read) → 3 verify (with the `tenant` option, against the secrets of the tenant the request
- * names) → 4 parse and key → 5 claim, run the handlers and settle (claims/), or hand off to a job engine →
- * 6 answer.
+ * The receiver's pipeline, one request's walk, each stage in the file of its number, in the order it runs:
+ * 1 check the request and read its body → 2 verify (with the `tenant` option, against the secrets of the tenant
+ * the request names, 2-tenant first) → 3 parse and key → 4 claim, run the handlers and settle (claims/), or
+ * hand off to a job engine → 5 answer.
  * Each stage takes the step before and returns the next or a rejection. With `span` (the receiver's `tracing`
  * option) the stages that wait get spans of their own under it. close() waits for a request from its
  * verification to its answer.
@@ -94,7 +94,7 @@ export function createPipeline<Tx>(
   };
 }
 
-/** 6 the answer of a walk, labelled with what it reached: the event once parsed, the mode, the tenant. */
+/** 5 the answer of a walk, labelled with what it reached: the event once parsed, the mode, the tenant. */
 async function answered<Tx>(reached: Reached, ending: Ending, parts: PipelineParts<Tx>): Promise<Walked> {
   return { reached, outcome: tag(reached, await answer(reached, ending, parts)) };
 }

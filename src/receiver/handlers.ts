@@ -1,5 +1,4 @@
-import { callUser, isThenable } from '../base/awaitable.js';
-import { withTimeout } from '../base/deadline.js';
+import { callUser, isThenable, withTimeout } from '../base/deadline.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { WebhookHandlerError } from '../contract/errors.js';
 import type {

@@ -5,7 +5,7 @@ import type { CryptoProvider } from '../crypto/provider.js';
 import type { DurableQueue } from '../durable/port.js';
 import { type Catalogue, type DefaultEvents, defaultEvents } from '../events/catalogue.js';
 import type { Logger } from '../observability/logger.js';
-import type { TenantOf } from '../pipeline/3-tenant.js';
+import type { TenantOf } from '../pipeline/2-tenant.js';
 import { resolveProfile, type SignatureProfile, type Tolerance } from '../signature/index.js';
 import type { Mode, Secrets } from '../signature/secrets.js';
 import { MemoryDedupeStore } from '../stores/memory.js';

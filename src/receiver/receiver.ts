@@ -1,6 +1,6 @@
 import { nextRequestId } from '../base/bytes.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-import { Claims } from '../claims/claims.js';
+import { Claims } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
 import { WebhookHandlerError } from '../contract/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
@@ -14,13 +14,16 @@ import {
   type EventType,
 } from '../events/catalogue.js';
 import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
-import { exposeListedTenants, MetricsRecorder, type MetricsSnapshot } from '../observability/metrics.js';
-import { createRequestObserver } from '../observability/request-observer.js';
+import {
+  createRequestObserver,
+  exposeListedTenants,
+  MetricsRecorder,
+  type MetricsSnapshot,
+} from '../observability/metrics.js';
 import { unheardRefusals } from '../observability/unheard.js';
 import type { Received } from '../pipeline/1-read.js';
-import { signatureOf } from '../pipeline/3-verify.js';
-import { type Admission, createAdmission } from '../pipeline/admission.js';
-import { Executor } from '../pipeline/executor.js';
+import { signatureOf } from '../pipeline/2-verify.js';
+import { type Admission, createAdmission, Executor } from '../pipeline/executor.js';
 import { createPipeline, type Walked } from '../pipeline/index.js';
 import type { Verifier } from '../signature/index.js';
 import { isModeMap, type Secrets } from '../signature/secrets.js';

@@ -1,5 +1,4 @@
-import { type Awaitable, callUser } from '../base/awaitable.js';
-import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { type Awaitable, callUser, TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import type { Report } from '../claims/report.js';
@@ -11,7 +10,7 @@ import {
   type TenantOf,
   type TenantSignature,
   type TenantSignatures,
-} from '../pipeline/3-tenant.js';
+} from '../pipeline/2-tenant.js';
 import type { Rejection } from '../pipeline/ending.js';
 import { createVerifier, type SignatureProfile, type Tolerance } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';

@@ -7,7 +7,7 @@ import {
   type TimestampSource,
 } from './profile-config.js';
 import type { OptionNames } from './profile-text.js';
-import type { SignatureSyntax } from './syntaxes/index.js';
+import type { SignatureSyntax } from './reading.js';
 
 export const DEFAULT_SIGNATURE_HEADER = 'webhook-signature';
 

@@ -1,7 +1,7 @@
 import { WebhookConfigError } from '../base/errors.js';
 import type { DigestEncoding, HashName } from '../crypto/provider.js';
+import { type SignatureSyntax, syntaxes, syntaxNames } from './reading.js';
 import type { SecretFormat } from './secrets.js';
-import { type SignatureSyntax, syntaxes, syntaxNames } from './syntaxes/index.js';
 
 /**
  * How the body is signed when the signature travels inside it:

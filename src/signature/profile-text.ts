@@ -1,17 +1,6 @@
 import type { SignatureFailureReason } from '../contract/reasons.js';
-import type { BodyShapeProblem } from './json-members.js';
 import type { ResolvedConfig, Slot } from './profile-config.js';
-import { syntaxes } from './syntaxes/index.js';
-
-/** What exactly is wrong with a signature that cannot be checked, when the reading can tell. */
-export type SignatureProblem =
-  | BodyShapeProblem
-  | 'member_repeated'
-  | 'member_not_string'
-  | 'member_nested'
-  | 'signature_syntax'
-  | 'timestamp_invalid'
-  | 'id_missing';
+import { type SignatureProblem, syntaxes } from './reading.js';
 
 /** How far a timestamp out of tolerance is from the receiver's clock, and the tolerance on that side (seconds). */
 export interface TimestampOffset {

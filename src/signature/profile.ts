@@ -25,12 +25,13 @@ import {
 import {
   bodyTimestamp,
   failed,
+  isDigits,
   readBodySignature,
   type SignatureReading,
+  syntaxes,
   withReadingFields,
 } from './reading.js';
 import type { SecretFormat } from './secrets.js';
-import { isDigits, syntaxes } from './syntaxes/index.js';
 
 /** What a signer sends: the headers (content-type aside) and the body, which a body signature changes. */
 export interface SignedDelivery {
@@ -84,8 +85,8 @@ export function createProfile(config: SignatureProfileConfig): SignatureProfile 
   return buildProfile(resolveConfig(config));
 }
 
-export type { SignatureProblem, TimestampOffset } from './profile-text.js';
-export type { SignatureReading } from './reading.js';
+export type { TimestampOffset } from './profile-text.js';
+export type { SignatureProblem, SignatureReading } from './reading.js';
 
 type Fill = (reading: { timestampText: string | undefined; id: string | undefined }) => string;
 type BodyField = { bodyField: string } | undefined;

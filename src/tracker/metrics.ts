@@ -1,5 +1,4 @@
-import { BoundedLabel } from '../base/bounded-label.js';
-import { cumulative, observe } from '../base/histogram.js';
+import { BoundedLabel, cumulative, observe } from '../base/series.js';
 import type { ReconcileSummary } from './reconcile.js';
 import type { StatusSource, StatusTransition } from './record.js';
 

@@ -1,5 +1,4 @@
-import { callUser } from '../base/awaitable.js';
-import { withDeadline } from '../base/deadline.js';
+import { callUser, withDeadline } from '../base/deadline.js';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
 import type { TrackedMessage } from './record.js';
 

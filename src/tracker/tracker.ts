@@ -1,5 +1,4 @@
-import { callUser, isThenable } from '../base/awaitable.js';
-import { withDeadline } from '../base/deadline.js';
+import { callUser, isThenable, withDeadline } from '../base/deadline.js';
 import { WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import { statusOfEvent } from '../events/status-order.js';

@@ -2,8 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { verifySignature } from '../../src/index.js';
 import { signPayload } from '../../src/signature/index.js';
-import { isDigits } from '../../src/signature/syntaxes/scan.js';
-import { scanTimestamped } from '../../src/signature/syntaxes/t-v1.js';
+import { isDigits, scanTimestamped } from '../../src/signature/reading.js';
 
 /** The `t=…,v1=…` syntax's scan, judged by its rule: one timestamp of digits only and at least one signature. */
 function parseSignatureHeader(header: string | null | undefined) {

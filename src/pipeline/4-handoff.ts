@@ -1,9 +1,8 @@
-import { callUser } from '../base/awaitable.js';
-import { withDeadline } from '../base/deadline.js';
+import { callUser, withDeadline } from '../base/deadline.js';
 import type { Report } from '../claims/report.js';
 import type { DurableJob, DurableQueue, EnqueueResult } from '../contract/queue.js';
 import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
-import type { Keyed } from './4-event.js';
+import type { Keyed } from './3-event.js';
 import { ACCEPTED, DUPLICATE, type Ending } from './ending.js';
 import { endStage } from './traced.js';
 

@@ -1,10 +1,9 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
-import type { Claim, Handle, Settlement } from '../claims/claim.js';
-import type { Claims, Taken } from '../claims/claims.js';
+import type { Claim, Claims, Handle, Settlement, Taken } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { TraceSpan } from '../contract/tracing.js';
-import { type Keyed, withTransaction } from './4-event.js';
+import { type Keyed, withTransaction } from './3-event.js';
 import { ACCEPTED, DUPLICATE, type Ending, PROCESSED, type Rejection, SHUTTING_DOWN } from './ending.js';
 import type { Executor } from './executor.js';
 import { endStage, traceHandlers } from './traced.js';

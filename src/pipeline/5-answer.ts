@@ -1,9 +1,9 @@
 import type { Report } from '../claims/report.js';
-import { acceptedOutcome, ignoredOutcome, type Outcome, rejectedOutcome } from '../contract/outcome.js';
+import { type Outcome, REQUEST_ID_HEADER, rejectedOutcome } from '../contract/outcome.js';
 import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
 import type { Received } from './1-read.js';
-import type { Verified } from './3-verify.js';
-import type { Parsed } from './4-event.js';
+import type { Verified } from './2-verify.js';
+import type { Parsed } from './3-event.js';
 import type { Ending, Rejection } from './ending.js';
 
 export interface Answering {
@@ -62,4 +62,42 @@ export function tag(reached: Received | Verified | Parsed, outcome: Outcome): Ou
   if (mode !== undefined) outcome.mode = mode;
   if (tenant !== undefined) outcome.tenant = tenant;
   return outcome;
+}
+
+const RECEIVED = '{"received":true}';
+const DUPLICATE = '{"received":true,"duplicate":true}';
+
+const RECEIVED_LENGTH = String(RECEIVED.length); // ASCII: characters are bytes
+const DUPLICATE_LENGTH = String(DUPLICATE.length);
+
+function acceptedOutcome(requestId: string, status: 200 | 202, duplicate = false): Outcome {
+  return {
+    status,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': duplicate ? DUPLICATE_LENGTH : RECEIVED_LENGTH,
+      [REQUEST_ID_HEADER]: requestId,
+    },
+    body: duplicate ? DUPLICATE : RECEIVED,
+    requestId,
+    ...(duplicate ? { duplicate } : {}),
+  };
+}
+
+const IGNORED = '{"received":true,"ignored":true}';
+const IGNORED_LENGTH = String(IGNORED.length);
+
+/** A verified event of a mode the receiver ignores: 200, so the service stops retrying it. */
+function ignoredOutcome(requestId: string): Outcome {
+  return {
+    status: 200,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': IGNORED_LENGTH,
+      [REQUEST_ID_HEADER]: requestId,
+    },
+    body: IGNORED,
+    requestId,
+    ignored: true,
+  };
 }

@@ -79,6 +79,6 @@ function acceptBody(received: Received, body: unknown, maxBytes: number): Read |
     return { stop: 'body_already_parsed', message };
   }
   if (byteLength(body) > maxBytes) return { stop: 'payload_too_large' };
-  // Each step is a literal of one fixed shape: spreading the step before cost a few µs per request on a server.
+  // Each step is a literal of one fixed shape, never a spread of the step before: V8 keeps one hidden class.
   return { request: received.request, requestId: received.requestId, body };
 }

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { kindOf, WebhookConfigError } from '../../base/errors.js';
 import type { DurableJob, DurableQueueCounts, EnqueueResult } from '../port.js';
@@ -14,10 +14,13 @@ export interface LedgerOptions {
   table?: string;
 }
 
-/** What the ledger uses of a pg Pool. */
+/**
+ * What the ledger uses of a pg Pool. The handoff's statement goes as a named (prepared) statement, a pg query
+ * config `{ name, text, values }`: PostgreSQL plans it once per connection instead of on every handoff.
+ */
 export interface LedgerPool {
   query(
-    text: string,
+    text: string | { name: string; text: string; values: unknown[] },
     values?: unknown[],
   ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
   connect(): Promise<{ query(text: string, values?: unknown[]): Promise<unknown>; release(): void }>;
@@ -100,12 +103,19 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
     await ready();
     return (pool as LedgerPool).query(text, values);
   };
+  // Named per table: a connection keeps the statement under its name, and another table's differs.
+  const admitStatement = `mw_admit_${createHash('sha256').update(sql.admit).digest('hex').slice(0, 24)}`;
   return {
     queue,
     ready,
     async admit(job) {
       const key = stored(job.key);
-      const admitted = await query(sql.admit, [queue, key, JSON.stringify(job), REPUBLISH_AFTER_MS]);
+      await ready();
+      const admitted = await (pool as LedgerPool).query({
+        name: admitStatement,
+        text: sql.admit,
+        values: [queue, key, JSON.stringify(job), REPUBLISH_AFTER_MS],
+      });
       if (admitted.rowCount) return 'enqueued';
       const state = (await query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
       // Gone between the two reads (a purge): the next delivery admits it.

@@ -7,7 +7,10 @@
 // publish without the row is a reference line: the broker alone, which keeps no dedupe that survives a redelivery.
 // IN_FLIGHT events in flight, each one new; the contenders take turns (bench/rounds.mjs) and the ratios are
 // medians of per-round ratios. Queues, streams and tables are unique to the run and removed at the end.
-// Env: ROUNDS (7), BATCH (1000), IN_FLIGHT (16), RABBITMQ_URL, NATS_URL, DATABASE_URL.
+// The NATS queue opens its connection with `noAsyncTraces`; the hand route keeps the client's default unless
+// HAND_NO_ASYNC_TRACES=1 gives it the same.
+// Env: ROUNDS (7), BATCH (1000), IN_FLIGHT (16), BENCH_TAG (a prefix of the run's names), HAND_NO_ASYNC_TRACES,
+// RABBITMQ_URL, NATS_URL, DATABASE_URL.
 import { createHmac, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
@@ -27,7 +30,7 @@ const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:
 const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const BATCH = Number(process.env.BATCH ?? 1000);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
-const run = randomUUID().replaceAll('-', '').slice(0, 8);
+const run = `${process.env.BENCH_TAG ?? ''}${randomUUID().replaceAll('-', '').slice(0, 8)}`;
 const table = `mw_bench_jobs_${run}`;
 const handTable = `mw_bench_hand_${run}`;
 
@@ -95,7 +98,7 @@ const rabbitByHand = {
   },
 };
 
-const nc = await connect({ servers: NATS_URL });
+const nc = await connect({ servers: NATS_URL, noAsyncTraces: process.env.HAND_NO_ASYNC_TRACES === '1' });
 const jsm = await jetstreamManager(nc);
 const handStream = `mw-bench-${run}-hand`;
 await jsm.streams.add({

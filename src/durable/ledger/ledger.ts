@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { kindOf, WebhookConfigError } from '../../base/errors.js';
 import type { DurableJob, DurableQueueCounts, EnqueueResult } from '../port.js';
@@ -14,10 +14,13 @@ export interface LedgerOptions {
   table?: string;
 }
 
-/** What the ledger uses of a pg Pool. */
+/**
+ * What the ledger uses of a pg Pool. The handoff's statement goes as a named (prepared) statement, a pg query
+ * config `{ name, text, values }`: PostgreSQL plans it once per connection instead of on every handoff.
+ */
 export interface LedgerPool {
   query(
-    text: string,
+    text: string | { name: string; text: string; values: unknown[] },
     values?: unknown[],
   ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
   connect(): Promise<{ query(text: string, values?: unknown[]): Promise<unknown>; release(): void }>;
@@ -45,8 +48,13 @@ export interface LedgerDeadRow {
 
 export type LedgerState = 'queued' | 'retrying' | 'running' | 'completed' | 'dead';
 
-/** The outcome of a worker's claim: run this attempt, drop a copy of an event settled, or try again later. */
-export type LedgerClaim = { run: true; attempt: number; token: string } | { run: false; later: boolean };
+/**
+ * The outcome of a worker's claim: run this attempt, drop a copy of an event settled, or try again later;
+ * `missing` when the event has no row (not yet committed by its handoff, or gone).
+ */
+export type LedgerClaim =
+  | { run: true; attempt: number; token: string }
+  | { run: false; later: boolean; missing: boolean };
 
 /** The ledger of one queue: what each event's handoff and runs are at, and its dead letters. */
 export interface Ledger {
@@ -96,43 +104,16 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
     });
     return created;
   };
-  const query = async (text: string, values: unknown[]) => {
+  const query: Query = async (text, values, name) => {
     await ready();
-    return (pool as LedgerPool).query(text, values);
+    return name
+      ? (pool as LedgerPool).query({ name, text, values })
+      : (pool as LedgerPool).query(text, values);
   };
   return {
     queue,
     ready,
-    async admit(job) {
-      const key = stored(job.key);
-      const admitted = await query(sql.admit, [queue, key, JSON.stringify(job), REPUBLISH_AFTER_MS]);
-      if (admitted.rowCount) return 'enqueued';
-      const state = (await query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
-      // Gone between the two reads (a purge): the next delivery admits it.
-      if (state === undefined) return 'in_progress';
-      return state === 'completed' || state === 'dead' ? 'duplicate' : 'in_progress';
-    },
-    async withdraw(key) {
-      await query(sql.withdraw, [queue, stored(key)]);
-    },
-    async claim(key, leaseMs) {
-      const token = randomUUID();
-      const claimed = await query(sql.claim, [queue, stored(key), token, leaseMs]);
-      const row = claimed.rows[0] as { attempt: number } | undefined;
-      if (row) return { run: true, attempt: row.attempt, token };
-      const state = (await query(sql.stateOf, [queue, stored(key)])).rows[0]?.state as LedgerState;
-      // Running elsewhere, or waiting out a backoff: this copy comes back later. Settled or gone: dropped.
-      return { run: false, later: state === 'running' || state === 'retrying' || state === 'queued' };
-    },
-    async complete(key, token, retentionMs) {
-      await query(sql.complete, [queue, stored(key), token, retentionMs]);
-    },
-    async retry(key, token, delayMs, code, message) {
-      await query(sql.retry, [queue, stored(key), token, delayMs, code, JSON.stringify(message)]);
-    },
-    async bury(key, token, code, message) {
-      await query(sql.bury, [queue, stored(key), token, code, JSON.stringify(message)]);
-    },
+    ...eventRows(query, sql, queue),
     async counts() {
       const rows = (await query(sql.counts, [queue])).rows as unknown as { state: LedgerState; n: number }[];
       const count = (state: LedgerState) => rows.find((row) => row.state === state)?.n ?? 0;
@@ -153,10 +134,61 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
   };
 }
 
+/** A statement of the ledger; a `name` makes it a named (prepared) statement. */
 type Query = (
   text: string,
   values: unknown[],
+  name?: string,
 ) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
+
+/** The ledger's changes of one event's row: its handoff, and its runs in the workers. */
+function eventRows(
+  query: Query,
+  sql: LedgerStatements,
+  queue: string,
+): Pick<Ledger, 'admit' | 'withdraw' | 'claim' | 'complete' | 'retry' | 'bury'> {
+  const stateOf = async (key: string) =>
+    (await query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
+  // Named per table: a connection keeps the statement under its name, and another table's differs.
+  const admitStatement = `mw_admit_${createHash('sha256').update(sql.admit).digest('hex').slice(0, 24)}`;
+  return {
+    async admit(job) {
+      const key = stored(job.key);
+      const admitted = await query(
+        sql.admit,
+        [queue, key, JSON.stringify(job), REPUBLISH_AFTER_MS],
+        admitStatement,
+      );
+      if (admitted.rowCount) return 'enqueued';
+      const state = await stateOf(key);
+      // Gone between the two reads (a purge): the next delivery admits it.
+      if (state === undefined) return 'in_progress';
+      return state === 'completed' || state === 'dead' ? 'duplicate' : 'in_progress';
+    },
+    async withdraw(key) {
+      await query(sql.withdraw, [queue, stored(key)]);
+    },
+    async claim(key, leaseMs) {
+      const token = randomUUID();
+      const claimed = await query(sql.claim, [queue, stored(key), token, leaseMs]);
+      const row = claimed.rows[0] as { attempt: number } | undefined;
+      if (row) return { run: true, attempt: row.attempt, token };
+      const state = await stateOf(stored(key));
+      // Running elsewhere, or waiting out a backoff: this copy comes back later. Settled: dropped.
+      const later = state === 'running' || state === 'retrying' || state === 'queued';
+      return { run: false, later, missing: state === undefined };
+    },
+    async complete(key, token, retentionMs) {
+      await query(sql.complete, [queue, stored(key), token, retentionMs]);
+    },
+    async retry(key, token, delayMs, code, message) {
+      await query(sql.retry, [queue, stored(key), token, delayMs, code, JSON.stringify(message)]);
+    },
+    async bury(key, token, code, message) {
+      await query(sql.bury, [queue, stored(key), token, code, JSON.stringify(message)]);
+    },
+  };
+}
 
 /** The ledger's reads and changes of dead letters. */
 function deadLetterRows(

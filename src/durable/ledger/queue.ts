@@ -4,6 +4,13 @@ import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
 import type { DurableJob, DurableQueue, DurableQueueOptions, EnqueueResult, RetryOptions } from '../port.js';
 import { type Ledger, type LedgerOptions, openLedger } from './ledger.js';
+import { seenKeys } from './seen-keys.js';
+
+/**
+ * How long past its publish (and past the broker's duplicate window, where it has one) a worker waits for the
+ * ledger row of a message: longer than any handoff's deadline, with room for clocks that disagree.
+ */
+export const ORPHAN_MARGIN_MS = 60_000;
 
 /** What a queue needs of its broker: publish one job until the broker holds it, open, close. */
 export interface LedgerBroker {
@@ -25,18 +32,24 @@ export interface LedgerQueueParts {
   ledger: Ledger;
   schedule: Required<RetryOptions>;
   retentionMs: number;
+  /**
+   * How long after its publish a message whose event has no ledger row is looked at again, in case its row is
+   * still being written, before it is dropped as the copy of a handoff that failed.
+   */
+  orphanGraceMs: number;
 }
 
 /**
- * The queue of a broker engine: each event is admitted by the ledger, then published; the delivery is answered
- * 202 only once the broker holds it, and a publish that fails takes the ledger row back, so the service's retry
- * hands it off again. `broker` names the broker in the deadline errors (`RabbitMQ`, `JetStream`).
+ * The queue of a broker engine: each event's ledger row is written while it is published; the delivery is
+ * answered 202 only once the row is committed and the broker holds the message, and a publish that fails
+ * takes the row back, so the service's retry hands it off again. `broker` names the broker in the deadline
+ * errors (`RabbitMQ`, `JetStream`); `orphanGraceMs` is how long its workers wait for a row (LedgerQueueParts).
  */
 export function ledgerQueue<E extends string>(
   engine: E,
   name: string,
   options: DurableQueueOptions & { ledger?: LedgerOptions },
-  broker: LedgerBroker & { name: string; opens: string },
+  broker: LedgerBroker & { name: string; opens: string; orphanGraceMs: number },
   who: string,
 ): { queue: LedgerQueue<E>; parts: LedgerQueueParts } {
   const ledger = openLedger(options?.ledger ?? {}, name, who);
@@ -44,15 +57,26 @@ export function ledgerQueue<E extends string>(
   const retentionMs = options.retentionMs ?? DEFAULT_RETENTION_MS;
   const poller = countsPoller(() => ledger.counts(), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
+  const seen = seenKeys();
+  const publish = (job: DurableJob, deadlineMs: number) =>
+    broker.publish(job, deadlineMs).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
+
   async function enqueue(job: DurableJob, deadlineMs: number): Promise<EnqueueResult> {
+    // A first delivery: the row and the publish go out together, and the handoff waits for the slower of the
+    // two round trips, not their sum. A worker that meets the message before its row looks again
+    // (`orphanGraceMs`). A redelivery this process handed off lately publishes only once its row is written.
+    const publishing = seen.again(job.key) ? undefined : publish(job, deadlineMs);
     const admitted = await ledger.admit(job);
+    // A copy of an event queued, running or settled: a copy published runs nothing (the claim decides).
     if (admitted !== 'enqueued') return admitted;
-    try {
-      await broker.publish(job, deadlineMs);
-    } catch (error) {
+    const failed = await (publishing ?? publish(job, deadlineMs));
+    if (failed) {
       // Not held: the service's retry of this delivery hands it off again.
       await ledger.withdraw(job.key).catch(() => {});
-      throw error;
+      throw failed.error;
     }
     return 'enqueued';
   }
@@ -75,5 +99,5 @@ export function ledgerQueue<E extends string>(
       await ledger.close();
     },
   };
-  return { queue, parts: { ledger, schedule, retentionMs } };
+  return { queue, parts: { ledger, schedule, retentionMs, orphanGraceMs: broker.orphanGraceMs } };
 }

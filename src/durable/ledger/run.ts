@@ -17,6 +17,8 @@ export interface DeliveryRun {
   engine: JobEngine;
   schedule: Required<RetryOptions>;
   retentionMs: number;
+  /** See LedgerQueueParts: how long a message without a ledger row is looked at again. */
+  orphanGraceMs: number;
 }
 
 /** The delay before attempt `attempt + 1`: backoffMs × 2^(attempt-1), less up to half of it as jitter. */
@@ -26,19 +28,25 @@ export function backoffDelay(schedule: Required<RetryOptions>, attempt: number):
 }
 
 /**
- * One delivery of a job by the broker: its event runs only under a claim in the ledger, so a second copy (a
- * republished handoff, a redelivery after a worker died) runs nothing while the first runs, and nothing once
- * the event completed or sits in the dead letters. A failed attempt is recorded with the due time of the next
- * one, the last one as a dead letter (onError told).
+ * One delivery of a job by the broker, published `heldMs` ago: its event runs only under a claim in the
+ * ledger, so a second copy (a republished handoff, a redelivery after a worker died) runs nothing while the
+ * first runs, and nothing once the event completed or sits in the dead letters. A message without a row looks
+ * again until `orphanGraceMs` after its publish: its handoff writes the row while it publishes, so the message
+ * can arrive first. A failed attempt is recorded with the due time of the next one, the last one as a dead
+ * letter (onError told).
  */
 export async function runDelivery(
   run: DeliveryRun,
   job: DurableJob,
+  heldMs: number,
   trace?: Parameters<WorkerRunner['run']>[3],
 ): Promise<Settlement> {
   const { ledger, runner, schedule } = run;
   const claim = await ledger.claim(job.key, runner.handlerTimeoutMs + LEASE_MARGIN_MS);
-  if (!claim.run) return claim.later ? { again: true, delayMs: LOOK_AGAIN_MS } : { again: false };
+  if (!claim.run) {
+    const waitForRow = claim.missing && heldMs < run.orphanGraceMs;
+    return claim.later || waitForRow ? { again: true, delayMs: LOOK_AGAIN_MS } : { again: false };
+  }
   const { attempt, token } = claim;
   try {
     await runner.run(job, attempt, schedule.attempts, trace);

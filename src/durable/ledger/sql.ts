@@ -41,7 +41,7 @@ export function ledgerStatements(table: string) {
     /**
      * A new event, an event whose dedupe window ended, or one queued so long ago ($4 ms) that its handoff may
      * never have reached the broker (a receiver that died between this row and the broker's confirm): the row
-     * is (re)written and returned, and the caller publishes. Else nothing is returned.
+     * is (re)written (a row count of 1), and the caller publishes. Else nothing is written.
      */
     admit: `INSERT INTO ${t} AS l (queue, key, state, job) VALUES ($1, $2, 'queued', $3)
       ON CONFLICT (queue, key) DO UPDATE SET
@@ -50,8 +50,7 @@ export function ledgerStatements(table: string) {
         enqueued_at = CASE WHEN l.state = 'completed' THEN now() ELSE l.enqueued_at END,
         expires_at = NULL, run_token = NULL, lease_until = NULL
       WHERE (l.state = 'completed' AND l.expires_at <= now())
-         OR (l.state IN ('queued', 'retrying') AND l.changed_at <= now() - make_interval(secs => $4 / 1000.0))
-      RETURNING l.attempt`,
+         OR (l.state IN ('queued', 'retrying') AND l.changed_at <= now() - make_interval(secs => $4 / 1000.0))`,
     stateOf: `SELECT state FROM ${t} WHERE queue = $1 AND key = $2`,
     /** A handoff the broker refused: the row goes, so the service's retry hands the event off again. */
     withdraw: `DELETE FROM ${t} WHERE queue = $1 AND key = $2 AND state = 'queued' AND attempt = 0`,

@@ -71,6 +71,9 @@ export class NatsBroker {
         servers: this.#options.servers as string | string[],
         maxReconnectAttempts: -1,
         reconnectTimeWait: 250,
+        // Without it every publish builds two Error objects and their stacks up front, in case it fails; a
+        // failure is reported in the queue's own words with the client's error as its cause.
+        noAsyncTraces: true,
       }),
     );
     this.#connection.catch(() => {

@@ -1,6 +1,6 @@
 import { option, rules } from '../../base/options.js';
 import type { LedgerOptions } from '../ledger/ledger.js';
-import { type LedgerQueue, ledgerQueue } from '../ledger/queue.js';
+import { type LedgerQueue, ledgerQueue, ORPHAN_MARGIN_MS } from '../ledger/queue.js';
 import type { DurableQueueOptions } from '../port.js';
 import { NatsBroker } from './broker.js';
 import type { NatsConnectionOptions } from './connection.js';
@@ -32,9 +32,10 @@ export interface NatsDurableQueue extends LedgerQueue<'nats'> {
 export const DEFAULT_STREAM_NAME = 'messaging-webhooks';
 
 /**
- * Durable acknowledgement on NATS JetStream: each event is written to the ledger, then published to a
+ * Durable acknowledgement on NATS JetStream: each event is written to the ledger while it is published to a
  * file-backed work-queue stream with its dedupe key as Nats-Msg-Id; the delivery is answered 202 only once
- * JetStream acknowledged the publish (an error or the deadline: 503, and the ledger row is taken back).
+ * the row is committed and JetStream acknowledged the publish (an error or the deadline: 503, and the ledger
+ * row is taken back).
  *
  *   const queue = natsQueue({ servers: 'nats://localhost:4222', ledger: { pool } });
  *   createReceiver({ secrets, queue });   // and in the worker processes: createNatsWorker({ receiver, queue })
@@ -56,6 +57,8 @@ export function natsQueue(options: NatsQueueOptions): NatsDurableQueue {
     {
       name: 'JetStream',
       opens: 'JetStream stream',
+      // Within the window a retry's publish is dropped as a copy of this message: it is the event's only one.
+      orphanGraceMs: duplicateWindowMs + ORPHAN_MARGIN_MS,
       publish: (job, deadlineMs) => broker.publish(job, deadlineMs),
       open: () => broker.jetstream(),
       close: () => broker.close(),

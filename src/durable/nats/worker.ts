@@ -34,6 +34,7 @@ export async function createNatsWorker(options: NatsWorkerOptions): Promise<Dura
     engine: natsEngine,
     schedule: internal.schedule,
     retentionMs: internal.retentionMs,
+    orphanGraceMs: internal.orphanGraceMs,
   };
   await ledger.ready();
   const { js } = await broker.jetstream();
@@ -128,7 +129,8 @@ async function settle(message: JsMsg, run: DeliveryRun, tell: (cause: unknown) =
       message.ack();
       return;
     }
-    const settlement = await runDelivery(run, job);
+    const heldMs = Date.now() - Number(message.info.timestampNanos) / 1e6;
+    const settlement = await runDelivery(run, job, heldMs);
     if (settlement.again) message.nak(settlement.delayMs);
     else message.ack();
   } catch (error) {

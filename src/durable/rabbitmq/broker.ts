@@ -132,7 +132,10 @@ export class Broker {
     });
   }
 
-  /** Publishes to a queue and resolves once RabbitMQ confirmed it; a nack or a closed channel rejects. */
+  /**
+   * Publishes to a queue and resolves once RabbitMQ confirmed it; a nack or a closed channel rejects. The
+   * message's timestamp (AMQP's, in seconds) is when it was first published, unless `options` carries one.
+   */
   async publish(queue: string, job: DurableJob, options: Options.Publish = {}, channel?: ConfirmChannel) {
     const target = channel ?? (await this.publisher());
     const body = Buffer.from(JSON.stringify(job));
@@ -140,14 +143,28 @@ export class Broker {
       target.sendToQueue(
         queue,
         body,
-        { persistent: true, contentType: 'application/json', messageId: messageIdOf(job.key), ...options },
+        {
+          persistent: true,
+          contentType: 'application/json',
+          messageId: messageIdOf(job.key),
+          timestamp: Math.floor(Date.now() / 1000),
+          ...options,
+        },
         (error) => (error ? reject(nacked(error)) : resolve()),
       );
     });
   }
 
-  /** Publishes a copy that comes back to the job queue after `delayMs`, through a wait queue. */
-  async publishLater(job: DurableJob, delayMs: number, channel?: ConfirmChannel): Promise<void> {
+  /**
+   * Publishes a copy that comes back to the job queue after `delayMs`, through a wait queue; it keeps the
+   * `timestamp` of the message it copies, so a copy's age is its first publish's.
+   */
+  async publishLater(
+    job: DurableJob,
+    delayMs: number,
+    channel?: ConfirmChannel,
+    timestamp?: number,
+  ): Promise<void> {
     const target = channel ?? (await this.publisher());
     const bucket = waitBucket(delayMs);
     const wait = this.names.wait(bucket);
@@ -166,7 +183,13 @@ export class Broker {
       declared.catch(() => this.#waits.delete(bucket));
     }
     await declared;
-    await this.publish(wait, job, { expiration: String(Math.max(0, Math.round(delayMs))) }, target);
+    const expiration = String(Math.max(0, Math.round(delayMs)));
+    await this.publish(
+      wait,
+      job,
+      timestamp === undefined ? { expiration } : { expiration, timestamp },
+      target,
+    );
   }
 
   async close(): Promise<void> {

@@ -1,6 +1,6 @@
 import { WebhookConfigError } from '../../base/errors.js';
 import type { LedgerOptions } from '../ledger/ledger.js';
-import { type LedgerQueue, type LedgerQueueParts, ledgerQueue } from '../ledger/queue.js';
+import { type LedgerQueue, type LedgerQueueParts, ledgerQueue, ORPHAN_MARGIN_MS } from '../ledger/queue.js';
 import type { DurableQueueOptions } from '../port.js';
 import { Broker, type RabbitmqConnectionOptions } from './broker.js';
 
@@ -25,9 +25,10 @@ export interface RabbitmqDurableQueue extends LedgerQueue<'rabbitmq'> {
 export const DEFAULT_QUEUE_NAME = 'messaging-webhooks';
 
 /**
- * Durable acknowledgement on RabbitMQ: each event is written to the ledger, then published persistent to a
- * quorum queue on a confirm channel; the delivery is answered 202 only once RabbitMQ confirmed it (a nack,
- * a closed channel or the deadline: 503, and the ledger row is taken back). The dedupe key is the message id.
+ * Durable acknowledgement on RabbitMQ: each event is written to the ledger while it is published persistent to
+ * a quorum queue on a confirm channel; the delivery is answered 202 only once the row is committed and
+ * RabbitMQ confirmed the message (a nack, a closed channel or the deadline: 503, and the ledger row is taken
+ * back). The dedupe key is the message id.
  *
  *   const queue = rabbitmqQueue({ url: 'amqp://localhost', ledger: { pool } });
  *   createReceiver({ secrets, queue });   // and in the worker processes: createRabbitmqWorker({ receiver, queue })
@@ -42,6 +43,7 @@ export function rabbitmqQueue(options: RabbitmqQueueOptions): RabbitmqDurableQue
     {
       name: 'RabbitMQ',
       opens: 'RabbitMQ queue',
+      orphanGraceMs: ORPHAN_MARGIN_MS,
       publish: (job) => broker.publish(name, job),
       open: () => broker.publisher(),
       close: () => broker.close(),

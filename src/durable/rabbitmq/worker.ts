@@ -30,6 +30,7 @@ export async function createRabbitmqWorker(options: RabbitmqWorkerOptions): Prom
     engine: rabbitmqEngine,
     schedule: internal.schedule,
     retentionMs: internal.retentionMs,
+    orphanGraceMs: internal.orphanGraceMs,
   };
   await ledger.ready();
   const inFlight = new Set<Promise<void>>();
@@ -128,8 +129,11 @@ async function settle(
     return;
   }
   try {
-    const settlement = await runDelivery(run, job);
-    if (settlement.again) await queue.broker.publishLater(job, settlement.delayMs, channel);
+    // Published before the receiver stamped its messages: old enough that a missing row means none comes.
+    const since = message.properties.timestamp as number | undefined;
+    const heldMs = since === undefined ? Number.POSITIVE_INFINITY : Date.now() - since * 1000;
+    const settlement = await runDelivery(run, job, heldMs);
+    if (settlement.again) await queue.broker.publishLater(job, settlement.delayMs, channel, since);
     channel.ack(message);
   } catch (error) {
     // The ledger or RabbitMQ failed us: the message goes back after a pause (or on its own, with the channel).

@@ -67,15 +67,20 @@ export function frameworkContenders({ secret, path, bodyTimeoutMs, benchReceiver
       const app = new H3().all(path, (event) => handle(event.req));
       return { listen: () => listenNode(toNodeHandler(app)), stats };
     },
+    // h3's own body limit (bodyLimit), at the adapters' default 1 MiB.
     'h3 hand route (same guarantees)': async () => {
-      const { H3, toNodeHandler } = await import('h3');
+      const { H3, bodyLimit, toNodeHandler } = await import('h3');
       const stats = { processed: 0 };
       const receive = handRoute(secret, countDelivered(stats));
-      const app = new H3().post(path, async (event) => {
-        const rawBody = Buffer.from(await event.req.arrayBuffer());
-        const answer = await receive(rawBody, event.req.headers.get('webhook-signature'));
-        return Response.json(answer.body, { status: answer.status });
-      });
+      const app = new H3().post(
+        path,
+        async (event) => {
+          const rawBody = Buffer.from(await event.req.arrayBuffer());
+          const answer = await receive(rawBody, event.req.headers.get('webhook-signature'));
+          return Response.json(answer.body, { status: answer.status });
+        },
+        { middleware: [bodyLimit(MAX_BODY_BYTES)] },
+      );
       return { listen: () => listenNode(toNodeHandler(app), bodyTimeoutMs), stats };
     },
     'hono adapter (fetch handler)': async () => {
@@ -86,11 +91,13 @@ export function frameworkContenders({ secret, path, bodyTimeoutMs, benchReceiver
       const app = new Hono().all(path, (c) => handle(c.req.raw));
       return { listen: () => listenHono(app), stats };
     },
+    // Hono's own body limit (hono/body-limit), at the adapters' default 1 MiB.
     'hono hand route (same guarantees)': async () => {
       const { Hono } = await import('hono');
+      const { bodyLimit } = await import('hono/body-limit');
       const stats = { processed: 0 };
       const receive = handRoute(secret, countDelivered(stats));
-      const app = new Hono().post(path, async (c) => {
+      const app = new Hono().post(path, bodyLimit({ maxSize: MAX_BODY_BYTES }), async (c) => {
         const rawBody = Buffer.from(await c.req.arrayBuffer());
         const answer = await receive(rawBody, c.req.header('webhook-signature'));
         return c.json(answer.body, answer.status);
@@ -126,6 +133,9 @@ export function frameworkContenders({ secret, path, bodyTimeoutMs, benchReceiver
     },
   };
 }
+
+/** The receiver's default maxBodyBytes: the hand routes refuse bodies past the same size. */
+const MAX_BODY_BYTES = 1024 * 1024;
 
 /** A Node request listener on a loopback port of its own; `requestTimeout` is the hand routes' body deadline. */
 async function listenNode(listener, requestTimeout) {
@@ -167,7 +177,7 @@ async function listenCloudFunction(fn, requestTimeout) {
 }
 
 /** The raw body as a hand route on a bare Node request reads it, refusing past the adapters' default 1 MiB. */
-async function readLimited(request, limit = 1024 * 1024) {
+async function readLimited(request, limit = MAX_BODY_BYTES) {
   const chunks = [];
   let size = 0;
   for await (const chunk of request) {

@@ -57,6 +57,8 @@ traced.on('message.delivered', asyncHandler);
 
 // Tracing on with an SDK whose sampler drops every delivery (ParentBased(TraceIdRatioBased(0))) and the context
 // manager an SDK registers: what an unsampled delivery costs an app that samples a fraction of its traffic.
+// That context manager is AsyncLocalStorage: from here on every promise of this process runs its hook, in every
+// contender alike, so a contender pays in proportion to the promises it makes (bench/NOTES.md counts them).
 context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
 const dropping = new BasicTracerProvider({
   sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0) }),

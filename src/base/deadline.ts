@@ -4,8 +4,7 @@
 /**
  * User code in one shape. A value that is here now stays a value; one that comes later is a native promise
  * from here on, whatever kind of thenable it came as (Bluebird, an instrumentation wrapper, any Promises/A+
- * object). Stages that wait are async functions and await; the one place that goes on without a promise when
- * nothing waited is a handler's run (receiver/handlers.ts, runOne; see docs/development.md, "Waiting").
+ * object). Stages that wait are async functions and await (see docs/development.md, "Waiting").
  */
 export type Awaitable<T> = T | PromiseLike<T>;
 

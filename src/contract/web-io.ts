@@ -18,6 +18,8 @@ export interface WebBodySource {
   readonly headers: { get(name: string): string | null };
   readonly bodyUsed: boolean;
   readonly body: { getReader(): WebBodyReader } | null;
+  /** The whole body (every Fetch `Request` has it); read instead of `body` when the length is declared. */
+  arrayBuffer?(): Promise<ArrayBuffer>;
 }
 
 /** A Web stream's reader, as readWebBody uses it (written out: Node's stream/web and the DOM type it apart). */
@@ -26,23 +28,47 @@ export interface WebBodyReader {
   cancel(): Promise<void>;
 }
 
+type WebBody = Uint8Array | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | undefined;
+
 /**
- * Reads a Fetch `Request` body as it streams in and stops once it passes `maxBytes` (the rest is cancelled,
- * never buffered). A Content-Length over the limit is refused before a byte is read. A body not complete
- * within `deadlineMs` resolves BODY_TIMEOUT, its stream cancelled. A body something else already read
- * resolves to undefined at once: the core answers body_already_parsed.
+ * Reads a Fetch `Request` body under `maxBytes` and `deadlineMs`. A Content-Length over the limit is refused
+ * before a byte is read; a body of a declared length within it is read whole (declaredBody). A body of no
+ * declared length is read as it streams in and stops once it passes `maxBytes` (the rest is cancelled, never
+ * buffered). A body not complete within `deadlineMs` resolves BODY_TIMEOUT. A body something else already
+ * read resolves to undefined at once: the core answers body_already_parsed.
  */
 export async function readWebBody(
   request: WebBodySource,
   maxBytes: number,
   deadlineMs: number,
 ): Promise<Uint8Array | typeof BODY_TOO_LARGE | typeof BODY_TIMEOUT | undefined> {
-  if (Number(request.headers.get('content-length')) > maxBytes) return BODY_TOO_LARGE;
+  const length = request.headers.get('content-length');
+  if (Number(length) > maxBytes) return BODY_TOO_LARGE;
   if (request.bodyUsed) return undefined;
+  if (length !== null && typeof request.arrayBuffer === 'function') {
+    return declaredBody(request.arrayBuffer(), maxBytes, deadlineMs);
+  }
   if (request.body === null) return new Uint8Array(0);
   const reader = request.body.getReader();
   const read = await withTimeout(readAll(reader, maxBytes), deadlineMs);
   return read === TIMED_OUT ? stop(reader, BODY_TIMEOUT) : read;
+}
+
+/**
+ * A body of declared length, read whole by the runtime: its HTTP server ends a body at its Content-Length, already
+ * checked against the limit, and a Node bridge (@hono/node-server, h3's srvx) reads it from the Node stream
+ * without making the Web stream that `request.body` costs. Past the deadline the read goes on unawaited: the
+ * answer (408) closes the connection, which ends it.
+ */
+async function declaredBody(
+  reading: Promise<ArrayBuffer>,
+  maxBytes: number,
+  deadlineMs: number,
+): Promise<WebBody> {
+  const read = await withTimeout(reading, deadlineMs);
+  if (read === TIMED_OUT) return BODY_TIMEOUT;
+  // A Request made in process may declare a length its body does not keep to.
+  return read.byteLength > maxBytes ? BODY_TOO_LARGE : new Uint8Array(read);
 }
 
 /** Every chunk of the stream, or BODY_TOO_LARGE once they pass `maxBytes` (the rest is cancelled). */

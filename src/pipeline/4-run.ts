@@ -8,7 +8,7 @@ import { ACCEPTED, DUPLICATE, type Ending, PROCESSED, type Rejection, SHUTTING_D
 import type { Executor } from './executor.js';
 import { endStage, traceHandlers } from './traced.js';
 
-/** The registered handlers of an event: undefined when every one returned without a promise. */
+/** The registered handlers of an event: undefined when it has none. */
 export interface Handlers<Tx> {
   dispatchNow(
     event: { type: string; id?: string },

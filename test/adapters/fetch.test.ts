@@ -72,6 +72,44 @@ describe('fetch handler called directly', () => {
     await until(() => cancelled);
   });
 
+  it("reads a body of declared length whole, never making a bridge's Web stream", async () => {
+    const { handler, seen } = deliveryReceiver();
+    const event = createEvent('message.delivered');
+    const { request } = createSignedRequest(event, { secret: SECRET });
+    const bytes = new Uint8Array(await request.arrayBuffer());
+    // Like @hono/node-server's request: `body` would build a Web stream over the Node request.
+    const bridged = {
+      method: 'POST',
+      url: request.url,
+      headers: new Headers([...request.headers, ['content-length', String(bytes.byteLength)]]),
+      bodyUsed: false,
+      get body(): never {
+        throw new Error('the Web stream was made');
+      },
+      arrayBuffer: async () => bytes.slice().buffer,
+    };
+    const response = await handler(bridged as unknown as Request);
+    expect(response.status).toBe(200);
+    expect(seen).toEqual([event.data.message_id]);
+  });
+
+  it('refuses a body longer than its declared length once it passes the limit', async () => {
+    const { handler } = deliveryReceiver();
+    const { headers } = createSignedRequest('{}', { secret: SECRET });
+    // A Request made in process can declare what it likes; a runtime's HTTP server holds a body to it.
+    const declared = new Headers(headers);
+    declared.set('content-length', '2');
+    const response = await handler({
+      method: 'POST',
+      url: 'http://localhost/webhooks',
+      headers: declared,
+      bodyUsed: false,
+      body: null,
+      arrayBuffer: async () => new Uint8Array(128 * 1024).fill(0x20).buffer,
+    } as unknown as Request);
+    expect(response.status).toBe(413);
+  });
+
   it('answers 500 body_already_parsed at once when the body was already read', async () => {
     const errors: string[] = [];
     const receiver = createReceiver({ secrets: SECRET });

@@ -1,0 +1,111 @@
+// Would runOne's shortcut pay? `npm run build && node bench/sync-shortcut.mjs`.
+// runOne (src/receiver/handlers.ts) awaits whatever a handler returned. The shortcut it had answered without a
+// promise when a handler returned nothing. This bench copies the build to tmp/sync-shortcut/ with that shortcut
+// put back into runOne, then times receive() of both builds in one process, interleaved round by round: with a
+// handler that returns nothing (the case the shortcut is for) and with the README's `async` handler (the
+// control: both builds run it the same way). Each call gets a new 1 KiB event (memory store, processed path).
+// Time is this process's CPU time; paired per-round ratios, median reported. Env: ROUNDS (21), BATCH (4000).
+import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { signedDelivery } from './delivery.mjs';
+import { interleavedRounds, median } from './rounds.mjs';
+
+const SECRET = 'whsec_bench_sync_shortcut_7a1c3e5f9b2d4f6a';
+const ROUNDS = Number(process.env.ROUNDS ?? 21);
+const BATCH = Number(process.env.BATCH ?? 4000);
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+// Under the checkout (tmp/ is ignored), so the copy resolves the same node_modules as dist/.
+const copy = join(root, 'tmp', 'sync-shortcut', 'dist');
+
+const RUN_ONE = /(?:async )?function runOne\(handler, event, ctx\) \{\n[^}]*\n\}/;
+// The shortcut as it was, over the bundle's own callUser and isThenable.
+const SHORTCUT = `function runOne(handler, event, ctx) {
+  const result = callUser(() => handler(event, ctx));
+  return isThenable(result) ? Promise.resolve(result).then(() => {}) : void 0;
+}`;
+
+/** dist/ copied with the shortcut in runOne; fails unless exactly one runOne was replaced. */
+function buildWithShortcut() {
+  rmSync(copy, { recursive: true, force: true });
+  cpSync(join(root, 'dist'), copy, { recursive: true });
+  const chunks = join(copy, 'chunks');
+  let replaced = 0;
+  for (const file of readdirSync(chunks).filter((name) => name.endsWith('.js'))) {
+    const path = join(chunks, file);
+    const text = readFileSync(path, 'utf8');
+    if (!RUN_ONE.test(text)) continue;
+    if (!/^function callUser\(/m.test(text) || !/^function isThenable\(/m.test(text))
+      throw new Error(`${file} has runOne but not callUser and isThenable`);
+    writeFileSync(path, text.replace(RUN_ONE, SHORTCUT));
+    replaced++;
+  }
+  if (replaced !== 1) throw new Error(`runOne found in ${replaced} chunks of dist/, expected 1`);
+}
+
+buildWithShortcut();
+const asBuilt = await import(join(root, 'dist', 'src', 'index.js'));
+const withShortcut = await import(join(copy, 'src', 'index.js'));
+
+let handled = 0;
+const kinds = {
+  'handler returns nothing': () => {
+    handled++;
+  },
+  'async handler': async () => {
+    handled++;
+  },
+};
+
+const contenders = {};
+for (const [kind, handler] of Object.entries(kinds)) {
+  for (const [build, { createReceiver }] of [
+    ['with the shortcut', withShortcut],
+    ['without (runOne awaits)', asBuilt],
+  ]) {
+    const receiver = createReceiver({ secrets: SECRET });
+    receiver.on('message.delivered', handler);
+    contenders[`${kind}, ${build}`] = async (batch) => {
+      for (const { body, headers } of batch) {
+        const outcome = await receiver.receive({ method: 'POST', headers, rawBody: body });
+        if (outcome.status !== 200 || outcome.duplicate) throw new Error(`receive answered ${outcome.body}`);
+      }
+    };
+  }
+}
+
+let serial = 0;
+const cpu = () => {
+  const { user, system } = process.cpuUsage();
+  return user + system;
+};
+/** CPU µs per call over one batch of new deliveries, signed before the timed loop. */
+async function sample(run) {
+  const now = Math.floor(Date.now() / 1000);
+  const batch = Array.from({ length: BATCH }, () => signedDelivery(SECRET, now, ++serial));
+  const start = cpu();
+  await run(batch);
+  return (cpu() - start) / BATCH;
+}
+
+const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS });
+console.log(
+  `node ${process.version}, CPU time, ${ROUNDS} rounds × ${BATCH} new 1 KiB events, median µs per call\n`,
+);
+for (const [name, values] of Object.entries(samples)) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const range = `${sorted[0].toFixed(2)}–${sorted.at(-1).toFixed(2)}`;
+  console.log(`  ${name.padEnd(52)} ${median(values).toFixed(2).padStart(6)} µs  (${range})`);
+}
+for (const kind of Object.keys(kinds)) {
+  const mine = samples[`${kind}, with the shortcut`];
+  const theirs = samples[`${kind}, without (runOne awaits)`];
+  const ratios = mine.map((us, round) => theirs[round] / us);
+  const wins = ratios.filter((ratio) => ratio > 1).length;
+  console.log(
+    `${kind}: without / with = ${median(ratios).toFixed(3)}× (median of per-round ratios; the shortcut faster in ${wins} of ${ratios.length} rounds)`,
+  );
+}
+console.log(`  (${handled.toLocaleString('en-US')} events handled)`);
+rmSync(join(root, 'tmp', 'sync-shortcut'), { recursive: true, force: true });

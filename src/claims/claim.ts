@@ -1,3 +1,4 @@
+import type { OpenClaim } from '../stores/types.js';
 import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailable.js';
 import type { Held, KeptLease, LeaseKeeper } from './lease-keeper.js';
 import type { Report } from './report.js';
@@ -41,12 +42,18 @@ export class Claim<Tx> {
   #run: Promise<Settlement> | undefined;
   readonly #lease: KeptLease | undefined;
 
+  /**
+   * @param open the transaction the claim was taken in, when the store claims inside it: the claim is not
+   * committed until the handlers' work is, so there is no lease to keep (the open transaction holds the key),
+   * and a release is its rollback.
+   */
   constructor(
     readonly parts: ClaimParts<Tx>,
     readonly held: Held,
     readonly handle: Handle<Tx>,
+    readonly open?: OpenClaim<Tx>,
   ) {
-    this.#lease = parts.leases.keep(held);
+    this.#lease = open ? undefined : parts.leases.keep(held);
   }
 
   /** Runs the handlers, then settles by how they ran; never rejects. */
@@ -94,7 +101,8 @@ export class Claim<Tx> {
     };
     const { key, token } = this.held;
     try {
-      await this.parts.calls.transact(key, token, this.parts.retentionMs, work);
+      if (this.open) await this.open.run(this.parts.retentionMs, work);
+      else await this.parts.calls.transact(key, token, this.parts.retentionMs, work);
       return COMMITTED;
     } catch (cause) {
       // A handler that met a lost connection or a failover failed because of the store.
@@ -155,7 +163,8 @@ export class Claim<Tx> {
   async #release(): Promise<void> {
     this.parts.leases.drop(this.#lease);
     try {
-      await this.parts.calls.release(this.held.key, this.held.token);
+      if (this.open) await this.open.abandon();
+      else await this.parts.calls.release(this.held.key, this.held.token);
     } catch (cause) {
       // The lease expires by itself; until then a retry answers 409 event_in_progress.
       await this.#tell(

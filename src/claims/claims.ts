@@ -1,5 +1,5 @@
 import type { ErrorContext } from '../contract/context.js';
-import type { DedupeStore } from '../stores/types.js';
+import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError } from '../stores/unavailable.js';
 import { Claim, type Handle } from './claim.js';
 import { LeaseKeeper } from './lease-keeper.js';
@@ -47,14 +47,17 @@ export class Claims<Tx> {
    * Never rejects.
    */
   async take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
-    let result: Awaited<ReturnType<StoreCalls<Tx>['claim']>>;
+    let result: ClaimResult | OpenClaimResult<Tx>;
     try {
-      result = await this.calls.claim(key, this.leaseMs);
+      result = this.calls.opensTransactions
+        ? await this.calls.claimInTransaction(key, this.leaseMs)
+        : await this.calls.claim(key, this.leaseMs);
     } catch (cause) {
       return this.#unavailable(cause, context);
     }
     if (result.status !== 'claimed') return result;
-    return { status: 'claimed', claim: new Claim(this, { key, token: result.token, context }, handle) };
+    const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
+    return { status: 'claimed', claim: new Claim(this, { key, token: result.token, context }, handle, open) };
   }
 
   async #unavailable(cause: unknown, context: ErrorContext): Promise<Taken<Tx>> {

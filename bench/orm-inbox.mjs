@@ -2,7 +2,7 @@
 // `npm run build && node bench/orm-inbox.mjs`.
 // Per delivery, both do one fresh event's claim with a lease column, the handler's write of one row, the
 // completion, in one transaction of the ORM (by hand: INSERT … ON CONFLICT DO NOTHING / INSERT IGNORE in the
-// transaction; the store: its claim, then its transaction with the write and the completion). Contenders take
+// transaction; the store: its claim in its transaction, with the write and the completion). Contenders take
 // turns round by round (bench/rounds.mjs) and the median round is reported, as ms per delivery.
 // Env: DATABASE_URL, MYSQL_URL, DELIVERIES (per round, default 200), ROUNDS (7), ONLY (e.g. knex-postgres).
 // Prisma runs on the clients the tests generate from test/stores/prisma/*.prisma (generated here when missing).
@@ -196,8 +196,11 @@ async function prismaClient(dialect) {
   return new PrismaClient({ adapter });
 }
 
-/** A claim, the write and the completion by hand, with the ORM's raw statements in its own transaction. */
-const rawByHand = (transaction, exec, dialect) => async (key, id) => {
+/**
+ * A claim and the completion by hand, with the ORM's raw statements in its own transaction, around the same
+ * handler's write as the store's contender (`write`).
+ */
+const rawByHand = (transaction, exec, dialect, write) => async (key, id) => {
   await transaction(async (tx) => {
     const token = randomUUID();
     const [insert, p] =
@@ -211,7 +214,7 @@ const rawByHand = (transaction, exec, dialect) => async (key, id) => {
             () => '?',
           ];
     if ((await exec(tx, insert, [key, token])) !== 1) throw new Error('expected a claim');
-    await exec(tx, `INSERT INTO ${effects} (event_id) VALUES (${p(1)})`, [id]);
+    await write(tx, id);
     const keyColumn = dialect === 'postgres' ? 'key' : '`key`';
     await exec(
       tx,
@@ -234,6 +237,7 @@ orms.prisma = {
       (work) => prisma.$transaction(work),
       (tx, text, values) => tx.$executeRawUnsafe(text, ...values),
       dialect,
+      orms.prisma.write,
     ),
   close: (prisma) => prisma.$disconnect(),
   run: (prisma, text) => prisma.$executeRawUnsafe(text),
@@ -254,6 +258,7 @@ orms.typeorm = {
       (work) => dataSource.transaction(work),
       async (tx, text, values) => (await tx.queryRunner.query(text, values, true)).affected,
       dialect,
+      orms.typeorm.write,
     ),
   close: (dataSource) => dataSource.destroy(),
   run: (dataSource, text) => dataSource.query(text),
@@ -283,7 +288,14 @@ for (const [orm, kit] of Object.entries(orms)) {
       const store = kit.store(db);
       let n = 0;
       const contenders = {
+        // As the receiver takes it: the claim inside the event's transaction where the store offers that.
         store: async (key, id) => {
+          if (store.claimInTransaction) {
+            const open = await store.claimInTransaction(key, LEASE_MS);
+            if (open.status !== 'claimed') throw new Error(`expected a claim, got ${open.status}`);
+            await open.run(RETENTION_MS, (tx) => kit.write(tx, id));
+            return;
+          }
           const claim = await store.claim(key, LEASE_MS);
           if (claim.status !== 'claimed') throw new Error(`expected a claim, got ${claim.status}`);
           await store.transact(key, claim.token, RETENTION_MS, (tx) => kit.write(tx, id));

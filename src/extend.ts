@@ -23,4 +23,4 @@ export type { LedgerQueue } from './durable/ledger/queue.js';
 export type { DispatchingReceiver, DurableJob, EnqueueResult } from './durable/port.js';
 /** The inbox the ORM stores are: a dedupe store on any SQL client, from one statement runner and one transaction. */
 export type { SqlAnswer, SqlDialect, SqlInbox, SqlInboxDriver } from './stores/sql-inbox.js';
-export type { ClaimResult, StoreTx } from './stores/types.js';
+export type { ClaimResult, OpenClaim, OpenClaimResult, StoreTx } from './stores/types.js';

@@ -1,5 +1,5 @@
 import type { ErrorContext } from '../contract/context.js';
-import type { DedupeStore } from '../stores/types.js';
+import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailable.js';
 import type { Report } from './report.js';
 import { type Held, type KeptLease, LeaseKeeper, StoreCalls } from './store-calls.js';
@@ -50,14 +50,17 @@ export class Claims<Tx> {
    * Never rejects.
    */
   async take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
-    let result: Awaited<ReturnType<StoreCalls<Tx>['claim']>>;
+    let result: ClaimResult | OpenClaimResult<Tx>;
     try {
-      result = await this.calls.claim(key, this.leaseMs);
+      result = this.calls.opensTransactions
+        ? await this.calls.claimInTransaction(key, this.leaseMs)
+        : await this.calls.claim(key, this.leaseMs);
     } catch (cause) {
       return this.#unavailable(cause, context);
     }
     if (result.status !== 'claimed') return result;
-    return { status: 'claimed', claim: new Claim(this, { key, token: result.token, context }, handle) };
+    const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
+    return { status: 'claimed', claim: new Claim(this, { key, token: result.token, context }, handle, open) };
   }
 
   async #unavailable(cause: unknown, context: ErrorContext): Promise<Taken<Tx>> {
@@ -113,12 +116,18 @@ export class Claim<Tx> {
   #run: Promise<Settlement> | undefined;
   readonly #lease: KeptLease | undefined;
 
+  /**
+   * @param open the transaction the claim was taken in, when the store claims inside it: the claim is not
+   * committed until the handlers' work is, so there is no lease to keep (the open transaction holds the key),
+   * and a release is its rollback.
+   */
   constructor(
     readonly parts: ClaimParts<Tx>,
     readonly held: Held,
     readonly handle: Handle<Tx>,
+    readonly open?: OpenClaim<Tx>,
   ) {
-    this.#lease = parts.leases.keep(held);
+    this.#lease = open ? undefined : parts.leases.keep(held);
   }
 
   /** Runs the handlers, then settles by how they ran; never rejects. */
@@ -166,7 +175,8 @@ export class Claim<Tx> {
     };
     const { key, token } = this.held;
     try {
-      await this.parts.calls.transact(key, token, this.parts.retentionMs, work);
+      if (this.open) await this.open.run(this.parts.retentionMs, work);
+      else await this.parts.calls.transact(key, token, this.parts.retentionMs, work);
       return COMMITTED;
     } catch (cause) {
       // A handler that met a lost connection or a failover failed because of the store.
@@ -227,7 +237,8 @@ export class Claim<Tx> {
   async #release(): Promise<void> {
     this.parts.leases.drop(this.#lease);
     try {
-      await this.parts.calls.release(this.held.key, this.held.token);
+      if (this.open) await this.open.abandon();
+      else await this.parts.calls.release(this.held.key, this.held.token);
     } catch (cause) {
       // The lease expires by itself; until then a retry answers 409 event_in_progress.
       await this.#tell(

@@ -2,7 +2,7 @@ import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { type Poller, startPoller } from '../base/poller.js';
 import type { ErrorContext } from '../contract/context.js';
 import { StoreTimeoutError } from '../stores/deadline.js';
-import type { ClaimResult, DedupeStore } from '../stores/types.js';
+import type { ClaimResult, DedupeStore, OpenClaimResult } from '../stores/types.js';
 import type { Report } from './report.js';
 
 // What a claim holds on the store: every call to it in one shape and within a deadline (StoreCalls), the
@@ -37,6 +37,18 @@ export class StoreCalls<Tx> {
     }
   }
 
+  /** The claim inside the store's transaction (see opensTransactions), bounded like claim(). */
+  async claimInTransaction(key: string, leaseMs: number): Promise<OpenClaimResult<Tx>> {
+    const claiming = checkedOpenClaim(this.store, key, leaseMs);
+    try {
+      return await this.#within('claim', claiming);
+    } catch (error) {
+      // A claim that lands after its deadline holds a transaction nobody will run: roll it back.
+      if (error instanceof StoreTimeoutError) void abandonLate(claiming);
+      throw error;
+    }
+  }
+
   complete(key: string, token: string, retentionMs: number): Promise<boolean> {
     return this.#settle('complete', () => this.store.complete(key, token, retentionMs));
   }
@@ -57,6 +69,11 @@ export class StoreCalls<Tx> {
 
   get transactional(): boolean {
     return typeof this.store.transact === 'function';
+  }
+
+  /** Whether the store claims inside the transaction the handlers run in (read per claim: it may drop it). */
+  get opensTransactions(): boolean {
+    return this.transactional && typeof this.store.claimInTransaction === 'function';
   }
 
   #settle(method: 'complete' | 'renew' | 'release', call: () => PromiseLike<boolean> | boolean) {
@@ -87,6 +104,32 @@ export class StoreCalls<Tx> {
 /** The store's claim, awaited as `await` takes any answer (a throw, a thenable, a plain value), then checked. */
 async function checkedClaim<Tx>(store: DedupeStore<Tx>, key: string, leaseMs: number): Promise<ClaimResult> {
   return checkClaim(await store.claim(key, leaseMs));
+}
+
+async function abandonLate<Tx>(claiming: Promise<OpenClaimResult<Tx>>): Promise<void> {
+  try {
+    const late = await claiming;
+    if (late.status === 'claimed') await late.abandon();
+  } catch {
+    // The claim failed after all: nothing to roll back.
+  }
+}
+
+async function checkedOpenClaim<Tx>(
+  store: DedupeStore<Tx>,
+  key: string,
+  leaseMs: number,
+): Promise<OpenClaimResult<Tx>> {
+  const claimInTransaction = store.claimInTransaction as NonNullable<DedupeStore<Tx>['claimInTransaction']>;
+  const result = checkClaim(await claimInTransaction.call(store, key, leaseMs)) as OpenClaimResult<Tx>;
+  if (
+    result.status === 'claimed' &&
+    (typeof result.run !== 'function' || typeof result.abandon !== 'function')
+  )
+    throw new StoreContractError(
+      `The dedupe store's claimInTransaction() resolved a claim without run() and abandon().`,
+    );
+  return result;
 }
 
 async function checkedOwned(method: string, call: () => PromiseLike<boolean> | boolean): Promise<boolean> {

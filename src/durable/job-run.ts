@@ -6,6 +6,7 @@ import { type DeadLetterCode, WebhookHandlerError } from '../contract/errors.js'
 import { checkTracing, type TraceSpan } from '../contract/tracing.js';
 import { traceHandlers } from '../pipeline/traced.js';
 import { DEFAULT_RETENTION_MS } from '../stores/retention.js';
+import type { DedupeStore } from '../stores/types.js';
 import { createInbox, DEFAULT_LEASE_MS, type InboxRun, runInInbox } from './inbox-run.js';
 import { type AttemptTrace, tracedRun } from './job-span.js';
 import type {
@@ -44,8 +45,9 @@ const MILLISECONDS = rules.whole({ min: 1, unit: 'milliseconds' });
  * The runner of a worker's options, validated: its handler deadline, with a `store` its inbox, with `tracing`
  * its spans (named after the engine and the queue `destination`).
  */
-export function workerRunner<Q extends DurableQueue>(
-  options: DurableWorkerOptions<Q>,
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export function workerRunner<Q extends DurableQueue, S extends DedupeStore<any> | undefined>(
+  options: DurableWorkerOptions<Q, S>,
   engine: JobEngine,
   destination: string,
 ): WorkerRunner {

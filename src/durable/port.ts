@@ -2,7 +2,7 @@ import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { DeadLetterCode, WebhookHandlerError } from '../contract/errors.js';
 import type { DurableJob, DurableQueue } from '../contract/queue.js';
 import type { Tracing } from '../contract/tracing.js';
-import type { DedupeStore } from '../stores/types.js';
+import type { DedupeStore, StoreTx } from '../stores/types.js';
 
 export type { DurableJob, DurableQueue, DurableQueueCounts, EnqueueResult } from '../contract/queue.js';
 
@@ -24,9 +24,9 @@ export interface JobEngine {
   failureReason(message: string): DeadLetterCode | undefined;
 }
 
-/** The part of a receiver a worker needs: its handlers and its onError handlers. */
-export interface DispatchingReceiver {
-  dispatch(event: DurableJob['event'], ctx: HandlerContext<unknown>): Promise<void>;
+/** The part of a receiver a worker needs: its handlers (given `Tx` as ctx.tx) and its onError handlers. */
+export interface DispatchingReceiver<Tx = unknown> {
+  dispatch(event: DurableJob['event'], ctx: HandlerContext<Tx>): Promise<void>;
   reportError(error: WebhookHandlerError, ctx: ErrorContext): Promise<void>;
 }
 
@@ -51,10 +51,21 @@ export interface DurableQueueOptions extends RetryOptions {
   countsIntervalMs?: number;
 }
 
-/** Options both engines' workers take. */
-export interface DurableWorkerOptions<Q extends DurableQueue> {
-  /** The receiver whose handlers (receiver.on, onAny) run the jobs, and whose onError hears of dead-letters. */
-  receiver: DispatchingReceiver;
+/**
+ * Options both engines' workers take. `S` is the type of `store`: the receiver's handlers must take its
+ * transaction as ctx.tx (`createReceiver({ queue, store })` types them so), else the worker does not compile.
+ */
+export interface DurableWorkerOptions<
+  Q extends DurableQueue,
+  // biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+  S extends DedupeStore<any> | undefined = undefined,
+> {
+  /**
+   * The receiver whose handlers (receiver.on, onAny) run the jobs, and whose onError hears of dead-letters. With
+   * a `store`, its handlers' ctx.tx is the store's transaction: create it with the same store,
+   * `createReceiver({ secrets, queue, store })`.
+   */
+  receiver: DispatchingReceiver<StoreTx<S>>;
   /** The same queue the receivers enqueue into. */
   queue: Q;
   /** Jobs this worker runs at once. Default 16. */
@@ -71,7 +82,7 @@ export interface DurableWorkerOptions<Q extends DurableQueue> {
    * that also records the event done, and get its client as ctx.tx: a second run of the job (a worker the
    * engine thought dead, a lost lock) finds the event done and writes nothing.
    */
-  store?: DedupeStore<unknown>;
+  store?: S;
   /** How long a run's claim in `store` lasts without renewal (ms). Default 60000. */
   leaseMs?: number;
   /** How long `store` remembers a done event (ms). Default 7 days; at least the queue's retentionMs. */

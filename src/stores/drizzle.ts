@@ -1,5 +1,6 @@
 import { kindOf, WebhookConfigError } from '../base/errors.js';
-import { driverAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
+import { type SqlDialect, SqlInbox } from './sql-inbox.js';
+import { driverAnswer } from './sql-inbox-sql.js';
 
 /** The members of a Drizzle database (PostgreSQL or MySQL) the store uses. */
 export interface DrizzleDatabase {

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { kindOf, WebhookConfigError } from '../base/errors.js';
-import { driverAnswer, type SqlDialect, SqlInbox } from './sql-inbox.js';
+import { type SqlDialect, SqlInbox } from './sql-inbox.js';
+import { driverAnswer } from './sql-inbox-sql.js';
 
 export interface KnexDedupeStoreOptions {
   /** The app's Knex instance, on PostgreSQL (`client: 'pg'`) or MySQL/MariaDB (`client: 'mysql2'`). */

@@ -1,4 +1,3 @@
-import { WebhookConfigError } from '../base/errors.js';
 import { type Deadline, operationTimeout, withinOperationTimeout } from './deadline.js';
 import { mysqlFailedOver } from './mysql-pool.js';
 import {
@@ -9,20 +8,20 @@ import {
   mysqlInboxTable,
   mysqlStatements,
   mysqlStoredKey,
-  notClaimed,
 } from './mysql-sql.js';
+import { openClaim } from './open-claim.js';
 import { newOwnerToken } from './owner-token.js';
+import { completeSql, createInboxSql, purgeSql, releaseSql, renewSql, storedKey } from './postgres-sql.js';
 import {
-  claimSql,
-  completeSql,
-  createInboxSql,
-  inboxTable,
-  purgeSql,
-  releaseSql,
-  renewSql,
-  storedKey,
-} from './postgres-sql.js';
-import type { ClaimResult, DedupeStore } from './types.js';
+  checkedPgTable,
+  claimOnTransaction,
+  lazilyFlushedClaim,
+  mysqlClaimInTransaction,
+  noSetStatement,
+  pgClaimInTransaction,
+  pgClaimSql,
+} from './sql-inbox-sql.js';
+import type { ClaimResult, DedupeStore, OpenClaimResult } from './types.js';
 import { isPostgresFailover, StoreUnavailableError } from './unavailable.js';
 
 /** The databases the ORM stores speak: the inbox table and its statements are those of the raw-driver stores. */
@@ -74,7 +73,7 @@ const TAKEN_OVER =
  * raw-driver stores on the same table, and `transact`, which runs the handlers in the ORM's transaction
  * together with the completion, so that the ORM's own transaction object is what they get as ctx.tx.
  */
-export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
+export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'claimInTransaction'>> {
   /** The deadline of each store call, in milliseconds. */
   readonly operationTimeoutMs: number;
   readonly #driver: SqlInboxDriver<Tx>;
@@ -82,6 +81,9 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
   readonly #mysql: MysqlStatements | undefined;
   readonly #pgClaim: string | undefined;
   readonly #table: { name: string };
+  readonly #inTransaction: Parameters<typeof claimOnTransaction>[1];
+  /** The claim in the event's own transaction (one per delivery); gone on MySQL, which lacks `SET STATEMENT`. */
+  claimInTransaction?: (key: string, leaseMs: number) => Promise<OpenClaimResult<Tx>>;
 
   constructor(driver: SqlInboxDriver<Tx>) {
     this.#driver = driver;
@@ -91,10 +93,11 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
       this.#table = table;
       this.#mysql = mysqlStatements(table);
       this.#sql = { ddl: createMysqlInboxSql(table), ...this.#mysql };
+      this.#inTransaction = { mysql: mysqlClaimInTransaction(this.#mysql) };
     } else {
       const table = checkedPgTable(driver.store, driver.table);
       this.#table = table;
-      this.#pgClaim = lazilyFlushedClaim(claimSql(table));
+      this.#pgClaim = lazilyFlushedClaim(pgClaimSql(table));
       this.#sql = {
         ddl: createInboxSql(table),
         complete: completeSql(table),
@@ -102,7 +105,9 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
         release: releaseSql(table),
         purge: purgeSql(table),
       };
+      this.#inTransaction = { pgInTransaction: pgClaimInTransaction(table) };
     }
+    this.claimInTransaction = (key, leaseMs) => this.#claimInTransaction(key, leaseMs);
   }
 
   /** The DDL `migrate()` runs, for the dialect and table: the same table the raw-driver stores use. */
@@ -118,26 +123,18 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     return ms === undefined ? [stored, token] : [ms, stored, token];
   }
 
-  /** Claims the event for `leaseMs`: claimed (with its token), in flight elsewhere, or already processed. */
+  /**
+   * Claims the event for `leaseMs`: claimed (with its token), in flight elsewhere, or already processed. A key
+   * held by an open transaction (claimInTransaction) is in flight at once on PostgreSQL (its advisory lock), and
+   * on MySQL once the row lock's wait ends.
+   */
   async claim(key: string, leaseMs: number): Promise<ClaimResult> {
     const token = newOwnerToken();
+    const text = { pg: this.#pgClaim, mysql: this.#mysql };
     return this.#bounded(async (deadline) => {
-      if (this.#pgClaim !== undefined) {
-        const { rows } = await this.#run(deadline, this.#pgClaim, [storedKey(key), token, leaseMs]);
-        const row = rows[0] as { status?: unknown; retry_after_ms?: unknown } | undefined;
-        if (row?.status === 'claimed') return { status: 'claimed', token };
-        if (row?.status === 'duplicate') return { status: 'duplicate' };
-        return notClaimed({ left_ms: row?.retry_after_ms }, leaseMs);
-      }
-      const sql = this.#mysql as MysqlStatements;
-      const stored = mysqlStoredKey(key);
-      if ((await this.#run(deadline, sql.insert, [stored, token, leaseMs])).affected === 1) {
-        return { status: 'claimed', token };
-      }
-      if ((await this.#run(deadline, sql.takeOver, [token, leaseMs, stored])).affected === 1) {
-        return { status: 'claimed', token };
-      }
-      return notClaimed((await this.#run(deadline, sql.read, [stored])).rows[0], leaseMs);
+      const run = (sql: string, values: unknown[]) => this.#run(deadline, sql, values);
+      const result = await claimOnTransaction(this.#driver.dialect, text, run, key, token, leaseMs);
+      return result.status === 'claimed' ? { status: 'claimed', token } : result;
     });
   }
 
@@ -204,6 +201,44 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     }
   }
 
+  async #claimInTransaction(key: string, leaseMs: number): Promise<OpenClaimResult<Tx>> {
+    const token = newOwnerToken();
+    const driver = this.#driver;
+    try {
+      return await this.#bounded((deadline) =>
+        openClaim<Tx>({
+          token,
+          transaction: (work) => driver.transaction(work),
+          claim: (tx) =>
+            claimOnTransaction(
+              driver.dialect,
+              this.#inTransaction,
+              (text, values) => driver.run(text, values, tx),
+              key,
+              token,
+              leaseMs,
+            ),
+          complete: async (tx, retentionMs) =>
+            (await driver.run(this.#sql.complete, this.#keyed(key, token, retentionMs), tx)).affected === 1,
+          within: (opening) => deadline.within(opening),
+          explain: (error) => this.#failedOver(this.#explain(error)),
+          takenOver: TAKEN_OVER,
+        }),
+      );
+    } catch (error) {
+      if (driver.dialect !== 'mysql' || !noSetStatement(error)) throw error;
+      // MySQL rather than MariaDB: the claim stays a statement of its own, before the event's transaction.
+      this.claimInTransaction = undefined;
+      const claimed = await this.claim(key, leaseMs);
+      if (claimed.status !== 'claimed') return claimed;
+      return {
+        ...claimed,
+        run: (retentionMs, work) => this.transact(key, claimed.token, retentionMs, work),
+        abandon: async () => void (await this.release(key, claimed.token).catch(() => false)),
+      };
+    }
+  }
+
   async #changedOne(text: string, values: unknown[]): Promise<boolean> {
     return this.#bounded(async (deadline) => (await this.#run(deadline, text, values)).affected === 1);
   }
@@ -244,40 +279,4 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close'>> {
     if (!missing) return error;
     return new Error(missingTableMessage(this.#table, this.#driver.migration), { cause: error });
   }
-}
-
-/**
- * The claim with its commit not waiting for the WAL flush (synchronous_commit off for its transaction only): the
- * event's transaction commits durably after it, flushing the WAL this claim is in. A claim lost to a crash of the
- * server before that loses nothing: the completion in the event's transaction then matches no row, rolls back
- * with the handlers' writes, and the retry claims the event again. One flush per delivery, as by hand.
- */
-function lazilyFlushedClaim(claim: string): string {
-  const lazy = claim
-    .replace(/^WITH /, "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true)),\n")
-    .replace('FROM (SELECT 1) AS one LEFT JOIN', 'FROM lazy AS one LEFT JOIN');
-  if (lazy === claim || !lazy.includes('FROM lazy AS one'))
-    throw new Error('The PostgreSQL claim changed shape.');
-  return lazy;
-}
-
-function checkedPgTable(store: string, table: string) {
-  try {
-    return inboxTable(table);
-  } catch {
-    throw new WebhookConfigError(
-      `new ${store}({ table }): table must be letters, digits and underscores (not starting with a digit, at most 48), got ${JSON.stringify(table)}.`,
-    );
-  }
-}
-
-/** A driver's answer as pg (`{ rows, rowCount }`) or mysql2 (`[rows or header, fields]`) gives it, the ORM passing it on. */
-export function driverAnswer(result: unknown): SqlAnswer {
-  if (Array.isArray(result)) {
-    const first = result[0] as unknown;
-    if (Array.isArray(first)) return { rows: first, affected: 0 };
-    return { rows: [], affected: Number((first as { affectedRows?: number })?.affectedRows ?? 0) };
-  }
-  const { rows, rowCount } = (result ?? {}) as { rows?: SqlAnswer['rows']; rowCount?: number | null };
-  return { rows: rows ?? [], affected: rowCount ?? 0 };
 }

@@ -29,7 +29,28 @@ export interface DedupeStore<Tx = undefined> {
    * event's effects and its "processed" mark commit together. When `work` throws, nothing of it commits.
    */
   transact?<R>(key: string, token: string, retentionMs: number, work: (tx: Tx) => Promise<R>): Promise<R>;
+  /**
+   * Optional, beside `transact`: claim `key` as the first statement of the transaction the handlers then run in,
+   * so a delivery costs one transaction (claim, handlers' writes, completion, commit). A claim held by another
+   * open transaction answers in_flight at once instead of waiting for it. The claim stays uncommitted until
+   * `run` commits it with the work and the completion, or `abandon` (or a failing `work`) rolls it back.
+   */
+  claimInTransaction?(key: string, leaseMs: number): Promise<OpenClaimResult<Tx>>;
   close?(): Promise<void>;
+}
+
+/** A claim taken inside a transaction still open (DedupeStore.claimInTransaction), or why it was not taken. */
+export type OpenClaimResult<Tx> =
+  | (OpenClaim<Tx> & { status: 'claimed'; token: string })
+  | { status: 'duplicate' }
+  | { status: 'in_flight'; retryAfterMs: number };
+
+/** The transaction a claim was taken in: run the work in it and commit, or roll it back. Call one, once. */
+export interface OpenClaim<Tx> {
+  /** Runs `work` in the claim's transaction, marks the key processed for `retentionMs`, commits; rolls back when `work` throws. */
+  run<R>(retentionMs: number, work: (tx: Tx) => Promise<R>): Promise<R>;
+  /** Rolls the claim back (the key is free again); once `run` started, does nothing: the run ends the transaction. */
+  abandon(): Promise<void>;
 }
 
 /** The value a store hands handlers as ctx.tx; undefined for a store without `transact` (nothing to infer). */

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
 import { createNodeRedisClient } from 'bullmq';
-import knexFactory, { type Knex } from 'knex';
-import { Kysely, MysqlDialect, type Transaction } from 'kysely';
+import knexFactory from 'knex';
+import { Kysely, MysqlDialect } from 'kysely';
 import { createPool } from 'mysql2';
 import { createClient } from 'redis';
-import { DataSource, type EntityManager } from 'typeorm';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
 import { createPgBossWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
@@ -14,6 +14,7 @@ import { KnexDedupeStore } from '../../src/stores/knex.js';
 import { KyselyDedupeStore } from '../../src/stores/kysely.js';
 import { PrismaDedupeStore } from '../../src/stores/prisma.js';
 import { TypeOrmDedupeStore } from '../../src/stores/typeorm.js';
+import type { DedupeStore } from '../../src/stores/types.js';
 import { PrismaClient } from '../stores/prisma/generated/postgres/client.js';
 import { DATABASE_URL, REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
@@ -60,10 +61,17 @@ afterAll(async () => {
   redis.destroy();
 });
 
-/** A receiver handing events to `queue`, and one whose handler writes through ctx.tx and fails its first try. */
-function receivers(queue: Parameters<typeof createReceiver>[0]['queue']) {
+/**
+ * A receiver handing events to `queue`, and one whose handler writes through ctx.tx and fails its first try:
+ * created with the worker's store, so its handlers' ctx.tx is the store's transaction, as the worker requires.
+ */
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+function receivers<S extends DedupeStore<any>>(
+  queue: Parameters<typeof createReceiver>[0]['queue'],
+  store: S,
+) {
   const front = createReceiver({ secrets: SECRET, queue });
-  const back = createReceiver({ secrets: SECRET, queue });
+  const back = createReceiver({ secrets: SECRET, queue, store });
   back.onError(() => {});
   return { front, back };
 }
@@ -77,11 +85,10 @@ it('pg-boss runs the handlers in the Knex inbox: ctx.tx is the Knex transaction,
   });
   const store = new KnexDedupeStore({ knex, table: inbox });
   await store.migrate();
-  const { front, back } = receivers(queue);
+  const { front, back } = receivers(queue, store);
   const seen: boolean[] = [];
   back.on('message.delivered', async (event, ctx) => {
-    // The receiver's type does not know the worker's store: its handlers name the transaction's type.
-    const tx = ctx.tx as unknown as Knex.Transaction;
+    const tx = ctx.tx;
     seen.push(tx.isTransaction === true);
     await tx(effects).insert({ event_id: String(event.id) });
     if (ctx.attempt === 1) throw new Error('first try fails after its write');
@@ -112,10 +119,10 @@ it('BullMQ runs the handlers in the Kysely inbox on MariaDB: ctx.tx is the Kysel
   });
   const store = new KyselyDedupeStore({ db: kysely, table: inbox });
   await store.migrate();
-  const { front, back } = receivers(queue);
+  const { front, back } = receivers(queue, store);
   const seen: boolean[] = [];
   back.on('message.delivered', async (event, ctx) => {
-    const tx = ctx.tx as unknown as Transaction<AppDB>;
+    const tx = ctx.tx;
     seen.push(tx.isTransaction);
     await tx
       .insertInto(effects)
@@ -149,10 +156,10 @@ it('pg-boss runs the handlers in the Prisma inbox: ctx.tx is the Prisma transact
   });
   const store = new PrismaDedupeStore({ prisma, table: `${inbox}_prisma` });
   await store.migrate();
-  const { front, back } = receivers(queue);
+  const { front, back } = receivers(queue, store);
   const seen: boolean[] = [];
   back.on('message.delivered', async (event, ctx) => {
-    const tx = ctx.tx as unknown as Parameters<Parameters<typeof prisma.$transaction>[0]>[0];
+    const tx = ctx.tx;
     // A transaction client has no $disconnect: the client's lifecycle stays with the client.
     seen.push(!('$disconnect' in tx));
     await tx.$executeRawUnsafe(`INSERT INTO ${effects} (event_id) VALUES ($1)`, String(event.id));
@@ -184,10 +191,10 @@ it('BullMQ runs the handlers in the TypeORM inbox on MariaDB: ctx.tx is the Enti
   });
   const store = new TypeOrmDedupeStore({ dataSource: typeorm, table: `${inbox}_typeorm` });
   await store.migrate();
-  const { front, back } = receivers(queue);
+  const { front, back } = receivers(queue, store);
   const seen: boolean[] = [];
   back.on('message.delivered', async (event, ctx) => {
-    const tx = ctx.tx as unknown as EntityManager;
+    const tx = ctx.tx;
     seen.push(tx.queryRunner?.isTransactionActive === true);
     await tx.query(`INSERT INTO ${effects} (event_id) VALUES (?)`, [String(event.id)]);
     if (ctx.attempt === 1) throw new Error('first try fails after its write');

@@ -85,6 +85,8 @@ export function describeTransactionalInbox<Tx>(name: string, setup: () => Transa
       expect(await store.complete(key, current as string, 60_000)).toBe(true);
     });
 
+    describeClaimInTransaction(setup, fresh);
+
     it('under a receiver: 200 with the row once, a failing handler 500 with no row, then the retry commits', async () => {
       const { store, write, rows } = setup();
       const receiver = createReceiver({ secrets: SECRET, store: store as DedupeStore<unknown> });
@@ -109,6 +111,105 @@ export function describeTransactionalInbox<Tx>(name: string, setup: () => Transa
       expect(await deliver()).toMatchObject({ status: 200, duplicate: true });
       expect(await rows(id)).toBe(1);
       await receiver.close({ timeoutMs: 1000 });
+    });
+  });
+}
+
+/** The claim as the first statement of the event's transaction, for the stores that offer it. */
+function describeClaimInTransaction<Tx>(setup: () => TransactionalTarget<Tx>, fresh: () => string): void {
+  const open = async (key: string, leaseMs = 5000) => {
+    const claimInTransaction = setup().store.claimInTransaction;
+    if (!claimInTransaction) throw new Error('the store has no claimInTransaction');
+    return claimInTransaction.call(setup().store, key, leaseMs);
+  };
+  const claimed = async (key: string, leaseMs?: number) => {
+    const opened = await open(key, leaseMs);
+    if (opened.status !== 'claimed') throw new Error(`expected a claim, got ${opened.status}`);
+    return opened;
+  };
+  const offered = () => typeof setup().store.claimInTransaction === 'function';
+
+  describe('claimed inside the transaction', () => {
+    it('commits the claim, the work and the completion together', async ({ skip }) => {
+      if (!offered()) skip();
+      const { store, write, rows } = setup();
+      const id = fresh();
+      const taken = await claimed(`live:${id}`);
+      const done = await taken.run(60_000, async (tx) => {
+        await write(tx, id);
+        return 'done';
+      });
+      expect(done).toBe('done');
+      expect(await rows(id)).toBe(1);
+      expect(await store.claim(`live:${id}`, 1000)).toEqual({ status: 'duplicate' });
+      expect(await open(`live:${id}`)).toEqual({ status: 'duplicate' });
+    });
+
+    it('answers an event claimed in another open transaction in flight, and runs it once', async ({
+      skip,
+    }) => {
+      if (!offered()) skip();
+      const { write, rows } = setup();
+      const id = fresh();
+      const key = `live:${id}`;
+      const [first, second] = await Promise.all([open(key), open(key)]);
+      const statuses = [first.status, second.status].sort();
+      expect(statuses).toEqual(['claimed', 'in_flight']);
+      const holder = first.status === 'claimed' ? first : second;
+      if (holder.status !== 'claimed') throw new Error('unreachable');
+      expect(await open(key)).toMatchObject({ status: 'in_flight' });
+      await holder.run(60_000, (tx) => write(tx, id));
+      expect(await open(key)).toEqual({ status: 'duplicate' });
+      expect(await rows(id)).toBe(1);
+    });
+
+    it('abandon rolls the claim back: the key is free at once', async ({ skip }) => {
+      if (!offered()) skip();
+      const { write, rows } = setup();
+      const id = fresh();
+      await (await claimed(`live:${id}`)).abandon();
+      await (await claimed(`live:${id}`)).run(60_000, (tx) => write(tx, id));
+      expect(await rows(id)).toBe(1);
+    });
+
+    it('a failing run rolls back the work and the claim', async ({ skip }) => {
+      if (!offered()) skip();
+      const { write, rows } = setup();
+      const id = fresh();
+      const failure = new Error('handler failed');
+      const taken = await claimed(`live:${id}`);
+      await expect(
+        taken.run(60_000, async (tx) => {
+          await write(tx, id);
+          throw failure;
+        }),
+      ).rejects.toBe(failure);
+      await taken.abandon();
+      expect(await rows(id)).toBe(0);
+      await (await claimed(`live:${id}`)).run(60_000, (tx) => write(tx, id));
+      expect(await rows(id)).toBe(1);
+    });
+
+    it('takes a lapsed lease over, and the lapsed owner can no longer complete', async ({ skip }) => {
+      if (!offered()) skip();
+      const { store, write, rows } = setup();
+      const id = fresh();
+      const key = `live:${id}`;
+      const stale = await store.claim(key, 100);
+      if (stale.status !== 'claimed') throw new Error('expected a claim');
+      let taken: Awaited<ReturnType<typeof claimed>> | undefined;
+      await until(
+        async () => {
+          const attempt = await open(key);
+          if (attempt.status === 'claimed') taken = attempt;
+          return taken !== undefined;
+        },
+        { what: 'a claim in a transaction to take the lapsed lease over' },
+      );
+      await taken?.run(60_000, (tx) => write(tx, id));
+      expect(await store.complete(key, stale.token, 60_000)).toBe(false);
+      expect(await rows(id)).toBe(1);
+      expect(await open(key)).toEqual({ status: 'duplicate' });
     });
   });
 }

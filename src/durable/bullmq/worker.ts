@@ -1,13 +1,16 @@
 import { type Job, Worker } from 'bullmq';
 import { option, rules } from '../../base/options.js';
 import { WebhookHandlerError } from '../../contract/errors.js';
+import type { DedupeStore } from '../../stores/types.js';
 import { closeWorker, deadLetterReason, workerRunner } from '../job-run.js';
 import type { AttemptTrace } from '../job-span.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
 import { bullmqEngine } from './engine.js';
 import type { BullmqDurableQueue } from './queue.js';
 
-export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQueue> {
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export interface BullmqWorkerOptions<S extends DedupeStore<any> | undefined = undefined>
+  extends DurableWorkerOptions<BullmqDurableQueue, S> {
   /**
    * How long a running job stays locked to this worker without a renewal (ms). The worker renews it every
    * half of it, from the event loop: a handler that blocks the loop longer loses the lock, and the job runs
@@ -31,7 +34,10 @@ export interface BullmqWorkerOptions extends DurableWorkerOptions<BullmqDurableQ
  * that stalled too often, picked up here after its worker died. close() lets running jobs finish and
  * leaves the others queued.
  */
-export async function createBullmqWorker(options: BullmqWorkerOptions): Promise<DurableWorker> {
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export async function createBullmqWorker<S extends DedupeStore<any> | undefined = undefined>(
+  options: BullmqWorkerOptions<S>,
+): Promise<DurableWorker> {
   const { receiver, queue } = options;
   const lockDuration = option(
     'lockDurationMs',

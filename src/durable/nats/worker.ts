@@ -1,6 +1,7 @@
 import type { Consumer, ConsumerMessages, JsMsg } from '@nats-io/jetstream';
 import { option, rules } from '../../base/options.js';
 import { WebhookHandlerError } from '../../contract/errors.js';
+import type { DedupeStore } from '../../stores/types.js';
 import { closeWorker, workerRunner } from '../job-run.js';
 import { buryStalled, type DeliveryRun, jobOfMessage, LOOK_AGAIN_MS, runDelivery } from '../ledger/run.js';
 import type { DurableWorker, DurableWorkerOptions } from '../port.js';
@@ -9,7 +10,11 @@ import { natsEngine } from './engine.js';
 import { natsInternals } from './internals.js';
 import type { NatsDurableQueue } from './queue.js';
 
-export type NatsWorkerOptions = DurableWorkerOptions<NatsDurableQueue>;
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export type NatsWorkerOptions<S extends DedupeStore<any> | undefined = undefined> = DurableWorkerOptions<
+  NatsDurableQueue,
+  S
+>;
 
 /** How long one pull waits for messages before the worker pulls again. */
 const PULL_EXPIRES_MS = 1000;
@@ -22,7 +27,10 @@ const PULL_EXPIRES_MS = 1000;
  * message at its last delivery (MAX_DELIVER) that is still not settled becomes a dead letter (job_stalled).
  * close() lets running jobs finish and leaves the others in the stream.
  */
-export async function createNatsWorker(options: NatsWorkerOptions): Promise<DurableWorker> {
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export async function createNatsWorker<S extends DedupeStore<any> | undefined = undefined>(
+  options: NatsWorkerOptions<S>,
+): Promise<DurableWorker> {
   const { receiver, queue } = options;
   const internal = natsInternals(queue, 'createNatsWorker');
   const { broker, ledger } = internal;

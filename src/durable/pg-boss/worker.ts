@@ -2,6 +2,7 @@ import { WebhookConfigError } from '../../base/errors.js';
 import { option, rules } from '../../base/options.js';
 import { WebhookHandlerError } from '../../contract/errors.js';
 import type { TraceCarrier } from '../../contract/tracing.js';
+import type { DedupeStore } from '../../stores/types.js';
 import { closeWorker, deadLetterReason, workerRunner } from '../job-run.js';
 import type { DurableJob, DurableWorker, DurableWorkerOptions } from '../port.js';
 import { pgBossEngine } from './engine.js';
@@ -10,7 +11,9 @@ import type { PgBossDurableQueue } from './queue.js';
 import { watchSilentDeadLetters } from './silent-dead-letters.js';
 import type { PgBossJob, PgBossJobResult } from './types.js';
 
-export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQueue> {
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export interface PgBossWorkerOptions<S extends DedupeStore<any> | undefined = undefined>
+  extends DurableWorkerOptions<PgBossDurableQueue, S> {
   /**
    * Jobs this worker runs at once: as many pg-boss workers of one job each, so every job is settled the
    * moment its handlers end. Default 16.
@@ -27,7 +30,10 @@ export interface PgBossWorkerOptions extends DurableWorkerOptions<PgBossDurableQ
  * that died or froze on it). close() lets running jobs finish and leaves
  * the others queued.
  */
-export async function createPgBossWorker(options: PgBossWorkerOptions): Promise<DurableWorker> {
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export async function createPgBossWorker<S extends DedupeStore<any> | undefined = undefined>(
+  options: PgBossWorkerOptions<S>,
+): Promise<DurableWorker> {
   const { queue } = options;
   const concurrency = option('concurrency', options.concurrency, 16, rules.whole({ min: 1 }));
   const runner = workerRunner(options, pgBossEngine, queue.name);

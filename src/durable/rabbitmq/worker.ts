@@ -1,13 +1,18 @@
 import type { ConfirmChannel, ConsumeMessage } from 'amqplib';
 import { option, rules } from '../../base/options.js';
 import { WebhookHandlerError } from '../../contract/errors.js';
+import type { DedupeStore } from '../../stores/types.js';
 import { closeWorker, workerRunner } from '../job-run.js';
 import { buryStalled, type DeliveryRun, jobOfMessage, LOOK_AGAIN_MS, runDelivery } from '../ledger/run.js';
 import type { DurableWorker, DurableWorkerOptions } from '../port.js';
 import { rabbitmqEngine } from './engine.js';
 import { type RabbitmqDurableQueue, type RabbitmqInternals, rabbitmqInternals } from './queue.js';
 
-export type RabbitmqWorkerOptions = DurableWorkerOptions<RabbitmqDurableQueue>;
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export type RabbitmqWorkerOptions<S extends DedupeStore<any> | undefined = undefined> = DurableWorkerOptions<
+  RabbitmqDurableQueue,
+  S
+>;
 
 /**
  * Runs the receiver's handlers on the jobs of a RabbitMQ queue, `concurrency` at a time (the channel's
@@ -18,7 +23,10 @@ export type RabbitmqWorkerOptions = DurableWorkerOptions<RabbitmqDurableQueue>;
  * `<name>.dead` and becomes a dead letter too (job_stalled). close() lets running jobs finish and leaves
  * the others queued.
  */
-export async function createRabbitmqWorker(options: RabbitmqWorkerOptions): Promise<DurableWorker> {
+// biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+export async function createRabbitmqWorker<S extends DedupeStore<any> | undefined = undefined>(
+  options: RabbitmqWorkerOptions<S>,
+): Promise<DurableWorker> {
   const { receiver, queue } = options;
   const internal = rabbitmqInternals(queue, 'createRabbitmqWorker');
   const { broker, ledger } = internal;

@@ -1,0 +1,189 @@
+import { WebhookConfigError } from '../base/errors.js';
+import { type MysqlStatements, mysqlStoredKey, notClaimed } from './mysql-sql.js';
+import type { ClaimInTransaction } from './open-claim.js';
+import { claimSql, type InboxTable, inboxTable, storedKey } from './postgres-sql.js';
+
+/**
+ * The claim with its commit not waiting for the WAL flush (synchronous_commit off for its transaction only): the
+ * event's transaction commits durably after it, flushing the WAL this claim is in. A claim lost to a crash of the
+ * server before that loses nothing: the completion in the event's transaction then matches no row, rolls back
+ * with the handlers' writes, and the retry claims the event again. One flush per delivery, as by hand.
+ */
+export function lazilyFlushedClaim(claim: string): string {
+  const lazy = claim
+    .replace(/^WITH /, "WITH lazy AS (SELECT set_config('synchronous_commit', 'off', true)),\n")
+    .replace('FROM (SELECT 1) AS one LEFT JOIN', 'FROM lazy AS one LEFT JOIN');
+  if (lazy === claim || !lazy.includes('FROM lazy AS one'))
+    throw new Error('The PostgreSQL claim changed shape.');
+  return lazy;
+}
+
+export function checkedPgTable(store: string, table: string) {
+  try {
+    return inboxTable(table);
+  } catch {
+    throw new WebhookConfigError(
+      `new ${store}({ table }): table must be letters, digits and underscores (not starting with a digit, at most 48), got ${JSON.stringify(table)}.`,
+    );
+  }
+}
+
+/** How long a MariaDB claim waits for a row another transaction holds before answering in flight (seconds). */
+const MYSQL_LOCK_WAIT_S = 1;
+
+/**
+ * The PostgreSQL claim of its own (one statement, committed at once). A claim held by an open transaction
+ * (claimInTransaction) is uncommitted, so its row lock would make this INSERT wait for that whole run: every
+ * claim first takes a transaction-scoped advisory lock on the key without waiting, and a key whose lock is taken
+ * is in flight at once. Otherwise a row is held for one statement only, so the INSERT never waits long.
+ */
+export function pgClaimSql(table: InboxTable): string {
+  const claim = claimSql(table);
+  const held = claim
+    .replace(
+      /^WITH claimed AS \(/,
+      `WITH lock AS (SELECT ${keyLock(table)} AS free),
+claimed AS (`,
+    )
+    .replace(
+      /VALUES \((\$1::text, 'processing', \$2::text, [^\n]*)\)\n/,
+      'SELECT $1 FROM lock WHERE lock.free\n',
+    )
+    .replace("THEN 'claimed'", "THEN 'claimed'\n    WHEN NOT (SELECT free FROM lock) THEN 'in_flight'");
+  if (held === claim || !held.includes('FROM lock WHERE') || !held.includes('NOT (SELECT free'))
+    throw new Error('The PostgreSQL claim changed shape.');
+  return held;
+}
+
+const keyLock = ({ name }: InboxTable) =>
+  `pg_try_advisory_xact_lock(hashtextextended('${name}:' || $1::text, 0))`;
+
+/**
+ * The PostgreSQL claim inside the event's transaction: an INSERT that takes the key when it is new or its lease
+ * or retention ended, under the key's advisory lock (as pgClaimSql), and only when it took nothing, the read of
+ * why not. The claim of a new event is then one plain INSERT, as by hand.
+ */
+export function pgClaimInTransaction(table: InboxTable) {
+  const ms = `now() + $3::float8 * interval '1 millisecond'`;
+  return {
+    insert: `INSERT INTO ${table.ref} AS inbox (key, state, token, expires_at)
+SELECT $1::text, 'processing', $2::text, ${ms} WHERE ${keyLock(table)}
+ON CONFLICT (key) DO UPDATE
+  SET state = 'processing', token = excluded.token, expires_at = excluded.expires_at, updated_at = now()
+  WHERE inbox.expires_at <= now()`,
+    read: `SELECT state, ceil(extract(epoch FROM expires_at - now()) * 1000)::float8 AS left_ms
+FROM ${table.ref} WHERE key = $1::text`,
+  };
+}
+
+/** The MySQL statements of a claim run inside the event's transaction: no wait longer than a second. */
+export function mysqlClaimInTransaction(sql: MysqlStatements) {
+  const bounded = (statement: string) =>
+    `SET STATEMENT innodb_lock_wait_timeout = ${MYSQL_LOCK_WAIT_S} FOR ${statement}`;
+  return { insert: bounded(sql.insert), takeOver: bounded(sql.takeOver), read: sql.read };
+}
+
+type Run = (
+  text: string,
+  values: unknown[],
+) => Promise<{ rows: Array<Record<string, unknown>>; affected: number }>;
+
+/** The claim's statements on the open transaction (`run`), and what they say. */
+export async function claimOnTransaction(
+  dialect: 'postgres' | 'mysql',
+  text: {
+    pg?: string | undefined;
+    pgInTransaction?: ReturnType<typeof pgClaimInTransaction> | undefined;
+    mysql?: ReturnType<typeof mysqlClaimInTransaction> | undefined;
+  },
+  run: Run,
+  key: string,
+  token: string,
+  leaseMs: number,
+): Promise<ClaimInTransaction> {
+  try {
+    if (text.pgInTransaction) {
+      const { insert, read } = text.pgInTransaction;
+      const stored = storedKey(key);
+      if ((await run(insert, [stored, token, leaseMs])).affected === 1) return { status: 'claimed' };
+      return notClaimed((await run(read, [stored])).rows[0], leaseMs);
+    }
+    if (dialect === 'postgres') {
+      const { rows } = await run(text.pg as string, [storedKey(key), token, leaseMs]);
+      const row = rows[0] as { status?: unknown; retry_after_ms?: unknown } | undefined;
+      if (row?.status === 'claimed') return { status: 'claimed' };
+      if (row?.status === 'duplicate') return { status: 'duplicate' };
+      return notClaimed({ left_ms: row?.retry_after_ms }, leaseMs);
+    }
+    const sql = text.mysql as ReturnType<typeof mysqlClaimInTransaction>;
+    const stored = mysqlStoredKey(key);
+    if ((await run(sql.insert, [stored, token, leaseMs])).affected === 1) return { status: 'claimed' };
+    if ((await run(sql.takeOver, [token, leaseMs, stored])).affected === 1) return { status: 'claimed' };
+    return notClaimed((await run(sql.read, [stored])).rows[0], leaseMs);
+  } catch (error) {
+    // Another transaction holds the key's row: the event is in flight there.
+    if (lockedElsewhere(error)) return { status: 'in_flight', retryAfterMs: leaseMs };
+    throw error;
+  }
+}
+
+const LOCK_CODES = new Set(['ER_LOCK_WAIT_TIMEOUT', 'ER_LOCK_DEADLOCK', '55P03', '40P01', '1205', '1213']);
+const LOCK_ERRNOS = new Set([1205, 1213]);
+
+/** A lock wait that timed out or a deadlock, as the driver says it, through whatever the ORM wrapped it in. */
+export function lockedElsewhere(error: unknown): boolean {
+  return someCause(error, (cause) => {
+    const { code, errno, originalCode } = cause as {
+      code?: unknown;
+      errno?: unknown;
+      originalCode?: unknown;
+    };
+    return (
+      LOCK_CODES.has(String(code)) || LOCK_ERRNOS.has(Number(errno)) || LOCK_CODES.has(String(originalCode))
+    );
+  });
+}
+
+/** MySQL's parse error: the server has no `SET STATEMENT … FOR` (MySQL, not MariaDB). */
+export function noSetStatement(error: unknown): boolean {
+  return someCause(error, (cause) => {
+    const { code, errno, originalCode } = cause as {
+      code?: unknown;
+      errno?: unknown;
+      originalCode?: unknown;
+    };
+    return code === 'ER_PARSE_ERROR' || Number(errno) === 1064 || String(originalCode) === '1064';
+  });
+}
+
+/** Whether `test` holds for the error or one it wraps (a cause, TypeORM's driverError, Prisma's adapter error). */
+function someCause(error: unknown, test: (cause: object) => boolean): boolean {
+  const seen: unknown[] = [error];
+  for (let i = 0; i < seen.length && i < 12; i++) {
+    const cause = seen[i];
+    if (!cause || typeof cause !== 'object') continue;
+    if (test(cause)) return true;
+    const wrapped = cause as {
+      cause?: unknown;
+      driverError?: unknown;
+      meta?: { driverAdapterError?: unknown };
+    };
+    const adapter = wrapped.meta?.driverAdapterError as { cause?: unknown } | undefined;
+    seen.push(wrapped.cause, wrapped.driverError, adapter, adapter?.cause);
+  }
+  return false;
+}
+
+/** A driver's answer as pg (`{ rows, rowCount }`) or mysql2 (`[rows or header, fields]`) gives it, the ORM passing it on. */
+export function driverAnswer(result: unknown): { rows: Array<Record<string, unknown>>; affected: number } {
+  if (Array.isArray(result)) {
+    const first = result[0] as unknown;
+    if (Array.isArray(first)) return { rows: first, affected: 0 };
+    return { rows: [], affected: Number((first as { affectedRows?: number })?.affectedRows ?? 0) };
+  }
+  const { rows, rowCount } = (result ?? {}) as {
+    rows?: Array<Record<string, unknown>>;
+    rowCount?: number | null;
+  };
+  return { rows: rows ?? [], affected: rowCount ?? 0 };
+}

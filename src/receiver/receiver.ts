@@ -23,8 +23,8 @@ import {
 import { unheardRefusals } from '../observability/unheard.js';
 import type { Received } from '../pipeline/1-read.js';
 import { signatureOf } from '../pipeline/2-verify.js';
-import { type Admission, createAdmission, Executor } from '../pipeline/executor.js';
-import { createPipeline, type Walked } from '../pipeline/index.js';
+import { Executor } from '../pipeline/4-run.js';
+import { type Admission, createAdmission, createPipeline, type Walked } from '../pipeline/index.js';
 import type { Verifier } from '../signature/index.js';
 import { isModeMap, type Secrets } from '../signature/secrets.js';
 import type { MemoryDedupeStore } from '../stores/memory.js';

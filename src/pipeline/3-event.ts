@@ -8,7 +8,7 @@ import type { CryptoProvider } from '../crypto/provider.js';
 import type { Catalogue, ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
 import type { Verifier } from '../signature/verifier.js';
-import type { Verified } from './2-verify.js';
+import type { Verified } from './1-read-verify.js';
 import type { Rejection } from './ending.js';
 
 /** A verified request whose body is an event of the catalogue (or of a type it does not know). */

@@ -6,9 +6,16 @@ import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
 import type { TraceSpan } from '../contract/tracing.js';
 import type { ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
-import { checkRequest, type Read, type Received, readBody } from './1-read.js';
+import {
+  checkRequest,
+  type Read,
+  type Received,
+  readBody,
+  type Signature,
+  type Verified,
+  verify,
+} from './1-read-verify.js';
 import { type Tenanted, type TenantSignatures, tenantSignature, tried } from './2-tenant.js';
-import { type Signature, type Verified, verify } from './2-verify.js';
 import { dedupeKey, type Keyed, type Parsed, parse, type SignedContent } from './3-event.js';
 import { handOff } from './4-handoff.js';
 import { type RunOptions, runHere } from './4-run.js';
@@ -44,9 +51,9 @@ export interface Walked {
 
 /**
  * The receiver's pipeline, one request's walk, each stage in the file of its number, in the order it runs:
- * 1 check the request and read its body → 2 verify (with the `tenant` option, against the secrets of the tenant
- * the request names, 2-tenant first) → 3 parse and key → 4 claim, run the handlers and settle (claims/), or
- * hand off to a job engine → 5 answer, below the walk in this file.
+ * 1 check the request and read its body → 2 verify (both in 1-read-verify; with the `tenant` option, against
+ * the secrets of the tenant the request names, 2-tenant first) → 3 parse and key → 4 claim, run the handlers
+ * and settle (claims/), or hand off to a job engine → 5 answer, below the walk in this file.
  * Each stage takes the step before and returns the next or a rejection. With `span` (the receiver's `tracing`
  * option) the stages that wait get spans of their own under it. close() waits for a request from its
  * verification to its answer.

@@ -15,8 +15,7 @@ import {
   type MetricsSnapshot,
 } from '../observability/metrics.js';
 import { unheardRefusals } from '../observability/unheard.js';
-import type { Received } from '../pipeline/1-read.js';
-import { signatureOf } from '../pipeline/2-verify.js';
+import { type Received, signatureOf } from '../pipeline/1-read-verify.js';
 import { createEventParser } from '../pipeline/3-event.js';
 import { Executor } from '../pipeline/4-run.js';
 import { type Admission, createAdmission, createPipeline, type Walked } from '../pipeline/index.js';

@@ -16,7 +16,7 @@ await build({
   stdin: {
     contents: [
       "export { utf8Text } from './src/base/bytes.ts';",
-      "export { createEventParser } from './src/events/catalogue.ts';",
+      "export { createEventParser } from './src/pipeline/3-event.ts';",
     ].join('\n'),
     resolveDir: root,
     sourcefile: 'bench-internals.ts',

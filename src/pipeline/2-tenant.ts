@@ -1,8 +1,7 @@
 import { escapeControls } from '../base/printable.js';
 import type { Report } from '../claims/report.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
-import type { Read } from './1-read.js';
-import type { Signature } from './2-verify.js';
+import type { Read, Signature } from './1-read-verify.js';
 import type { Rejection } from './ending.js';
 
 /**

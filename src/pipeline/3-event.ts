@@ -1,10 +1,14 @@
+import * as z from 'zod/mini';
+import type * as core from 'zod/v4/core';
+import { $ZodObjectJIT, config, safeParse } from 'zod/v4/core';
+import { en } from 'zod/v4/locales';
 import { flatJoin, type SignedPiece, utf8Text } from '../base/bytes.js';
 import type { DeliveryContext, ErrorContext, HandlerContext } from '../contract/context.js';
 import type { CryptoProvider } from '../crypto/provider.js';
-import type { ParsedEvent } from '../events/catalogue.js';
+import type { Catalogue, ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
 import type { Verifier } from '../signature/verifier.js';
-import type { Verified } from './2-verify.js';
+import type { Verified } from './1-read-verify.js';
 import type { Rejection } from './ending.js';
 
 /** A verified request whose body is an event of the catalogue (or of a type it does not know). */
@@ -43,6 +47,120 @@ function jsonText(body: SignedPiece): string {
   if (typeof body === 'string') return body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
   const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
   return utf8Text(bom ? body.subarray(3) : body);
+}
+
+/**
+ * The envelope every event shares, made on the first parse: a receiver's creation and the package's import
+ * build no schema, so a cold start (a serverless function's first answer) does not wait on zod.
+ */
+const envelopeShape = once(() => ({
+  id: z.optional(z.string().check(z.startsWith('evt_'))),
+  created_at: z.optional(z.iso.datetime({ offset: true })),
+  // Its syntax is the signature profile's to check (a body-signature profile reads it before this schema runs).
+  signature: z.optional(z.string()),
+}));
+
+/**
+ * An object schema that keeps the fields it does not declare, compiled by zod into one function where the
+ * runtime allows it (Node, Bun, Deno; in Workers zod checks it field by field): classic zod compiles its
+ * objects, zod/mini's never do. Built on zod's core, as both flavours' objects are.
+ */
+function looseCompiled(
+  def: Omit<core.$ZodObjectDef, 'catchall'> & { catchall?: core.$ZodType },
+): core.$ZodType {
+  return new $ZodObjectJIT({ ...def, catchall: def.catchall ?? z.unknown() });
+}
+
+const unknownEvent = once(() =>
+  looseCompiled({
+    type: 'object',
+    shape: { ...envelopeShape(), type: z.string().check(z.minLength(1)), data: z.unknown() },
+  }),
+);
+
+function once<T>(make: () => T): () => T {
+  let made: T | undefined;
+  return () => {
+    made ??= make();
+    return made;
+  };
+}
+
+/**
+ * zod compiles an object schema on its first parse (a function made with `new Function`), a cost only many
+ * parses repay: a schema is parsed field by field until it has parsed this many events, so a process that
+ * answers a few deliveries (a cold start, a quiet endpoint) never pays for the compilation.
+ */
+const COMPILE_AFTER = 64;
+const FIELD_BY_FIELD = { jitless: true } as const;
+
+interface Parsing {
+  readonly schema: core.$ZodType;
+  readonly known: boolean;
+  parses: number;
+}
+
+/**
+ * An event's data schema as the parser runs it: an object schema of either zod flavour keeps the fields it
+ * does not declare (its own catchall, if it has one, stays) and is compiled; any other schema is used as it is.
+ */
+function tolerant(data: core.$ZodType): core.$ZodType {
+  const def = data._zod.def as core.$ZodObjectDef;
+  return def.type === 'object' ? looseCompiled(def) : data;
+}
+
+/**
+ * zod/mini loads no locale, and an issue's message goes into the 422 answer: English is made the default, as
+ * classic zod does when its first schema is built, unless the app chose a locale (`z.config(...)`) already.
+ * A parse context with its own error map instead would slow every parse.
+ */
+function englishByDefault(): void {
+  if (config().localeError === undefined) config(en());
+}
+
+/** Builds one schema per event type, on its first event; parsing picks it by the `type` field. */
+export function createEventParser(catalogue: Catalogue): (value: unknown) => ParsedEvent {
+  englishByDefault();
+  const parsings = new Map<string, Parsing>();
+  let unknown: Parsing | undefined;
+  const parsingOf = (type: unknown): Parsing => {
+    if (typeof type !== 'string' || !Object.hasOwn(catalogue, type)) {
+      unknown ??= { schema: unknownEvent(), known: false, parses: 0 };
+      return unknown;
+    }
+    let parsing = parsings.get(type);
+    if (parsing === undefined) {
+      const data = tolerant(catalogue[type] as core.$ZodType);
+      const shape = { ...envelopeShape(), type: z.literal(type), data };
+      parsing = { schema: looseCompiled({ type: 'object', shape }), known: true, parses: 0 };
+      parsings.set(type, parsing);
+    }
+    return parsing;
+  };
+  return (value) => {
+    if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+      return { ok: false, issues: [{ path: '', code: 'invalid_type', message: 'Expected a JSON object' }] };
+    }
+    const parsing = parsingOf((value as { type?: unknown }).type);
+    const context = parsing.parses < COMPILE_AFTER ? FIELD_BY_FIELD : undefined;
+    parsing.parses++;
+    const result = safeParse(parsing.schema, value, context);
+    if (result.success) {
+      return {
+        ok: true,
+        event: result.data as { type: string; id?: string; data: unknown },
+        known: parsing.known,
+      };
+    }
+    return {
+      ok: false,
+      issues: result.error.issues.map((issue) => ({
+        path: issue.path.join('.'),
+        code: issue.code,
+        message: issue.message,
+      })),
+    };
+  };
 }
 
 /** A parsed event under the key it is deduplicated by, with what onError and its handlers are told of it. */

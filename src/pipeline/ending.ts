@@ -3,7 +3,7 @@ import type { EventIssue } from '../events/catalogue.js';
 
 /**
  * Why a stage stops the walk of a request, and what the answer says beyond the reason's own message.
- * Retry-After is the answer's business (5-answer): a stage sets it only when it knows better than the
+ * Retry-After is the answer's business (stage 5, in `index.ts`): a stage sets it only when it knows better than the
  * receiver's setting.
  */
 export interface Rejection {

@@ -1,18 +1,25 @@
 import type { Claims } from '../claims/claim.js';
-import type { Outcome } from '../contract/outcome.js';
+import type { Report } from '../claims/report.js';
+import { type Outcome, REQUEST_ID_HEADER, rejectedOutcome } from '../contract/outcome.js';
 import type { DurableQueue } from '../contract/queue.js';
+import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
 import type { TraceSpan } from '../contract/tracing.js';
 import type { ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
-import { checkRequest, type Read, type Received, readBody } from './1-read.js';
+import {
+  checkRequest,
+  type Read,
+  type Received,
+  readBody,
+  type Signature,
+  type Verified,
+  verify,
+} from './1-read-verify.js';
 import { type Tenanted, type TenantSignatures, tenantSignature, tried } from './2-tenant.js';
-import { type Signature, type Verified, verify } from './2-verify.js';
 import { dedupeKey, type Keyed, type Parsed, parse, type SignedContent } from './3-event.js';
 import { handOff } from './4-handoff.js';
 import { type RunOptions, runHere } from './4-run.js';
-import { type Answering, answer, tag } from './5-answer.js';
-import { type Ending, IGNORED, SHUTTING_DOWN } from './ending.js';
-import type { Admission } from './executor.js';
+import { type Ending, IGNORED, type Rejection, SHUTTING_DOWN } from './ending.js';
 import { endStage } from './traced.js';
 
 export interface PipelineParts<Tx> extends Omit<RunOptions<Tx>, 'closing'>, Answering {
@@ -44,9 +51,9 @@ export interface Walked {
 
 /**
  * The receiver's pipeline, one request's walk, each stage in the file of its number, in the order it runs:
- * 1 check the request and read its body → 2 verify (with the `tenant` option, against the secrets of the tenant
- * the request names, 2-tenant first) → 3 parse and key → 4 claim, run the handlers and settle (claims/), or
- * hand off to a job engine → 5 answer.
+ * 1 check the request and read its body → 2 verify (both in 1-read-verify; with the `tenant` option, against
+ * the secrets of the tenant the request names, 2-tenant first) → 3 parse and key → 4 claim, run the handlers
+ * and settle (claims/), or hand off to a job engine → 5 answer, below the walk in this file.
  * Each stage takes the step before and returns the next or a rejection. With `span` (the receiver's `tracing`
  * option) the stages that wait get spans of their own under it. close() waits for a request from its
  * verification to its answer.
@@ -94,7 +101,149 @@ export function createPipeline<Tx>(
   };
 }
 
+/** Requests past verification: close() waits for them, and refuses new ones once it started. */
+export interface Admission {
+  closing: boolean;
+  enter(): void;
+  leave(): void;
+  /** Resolves once every admitted request was answered. */
+  settled(): Promise<void>;
+  /** Resolves 503 shutting_down once close() gave up waiting: every request still waiting answers it then. */
+  readonly givenUp: Promise<Rejection>;
+  /** close() gives up on the admitted requests still waiting. */
+  giveUp(): void;
+}
+
+/** Counts verified requests not answered yet, so that close() resolves only after their answers. */
+export function createAdmission(): Admission {
+  let inside = 0;
+  let idle: Promise<void> | undefined;
+  let resolveIdle: (() => void) | undefined;
+  let giveUp!: () => void;
+  const givenUp = new Promise<Rejection>((resolve) => {
+    giveUp = () => resolve(SHUTTING_DOWN);
+  });
+  return {
+    closing: false,
+    enter() {
+      inside++;
+    },
+    leave() {
+      inside--;
+      if (inside === 0 && resolveIdle) {
+        resolveIdle();
+        idle = resolveIdle = undefined;
+      }
+    },
+    settled(): Promise<void> {
+      if (inside === 0) return Promise.resolve();
+      idle ??= new Promise<void>((resolve) => {
+        resolveIdle = resolve;
+      });
+      return idle;
+    },
+    givenUp,
+    giveUp,
+  };
+}
+
 /** 5 the answer of a walk, labelled with what it reached: the event once parsed, the mode, the tenant. */
 async function answered<Tx>(reached: Reached, ending: Ending, parts: PipelineParts<Tx>): Promise<Walked> {
   return { reached, outcome: tag(reached, await answer(reached, ending, parts)) };
+}
+
+export interface Answering {
+  /** The Retry-After of a reason advised `later`, unless the stage that stopped knows better. */
+  retryAfterSeconds: number;
+  report: Report;
+}
+
+/** Headers a reason's answer carries whatever the request. */
+const REASON_HEADERS: Partial<Record<ReasonCode, Record<string, string>>> = {
+  method_not_allowed: { allow: 'POST' },
+  // The rest of a timed-out or oversized body is never read: the connection cannot carry another request.
+  body_timeout: { connection: 'close' },
+  payload_too_large: { connection: 'close' },
+};
+
+/**
+ * The answer of a walk: how it was acknowledged, or why a stage rejected it. A body already parsed is also told
+ * to onError: the receiver's mounting is at fault, not the sender.
+ */
+export async function answer(received: Received, ending: Ending, answering: Answering): Promise<Outcome> {
+  const { requestId } = received;
+  if ('ack' in ending) {
+    if (ending.ack === 'processed') return acceptedOutcome(requestId, 200);
+    if (ending.ack === 'duplicate') return acceptedOutcome(requestId, 200, true);
+    if (ending.ack === 'accepted') return acceptedOutcome(requestId, 202);
+    return ignoredOutcome(requestId);
+  }
+  if (ending.stop === 'body_already_parsed') return bodyAlreadyParsed(requestId, ending, answering.report);
+  return refuse(ending, requestId, answering.retryAfterSeconds);
+}
+
+/** A rejection as the contract has it: its status and message, and Retry-After when the advice is `later`. */
+function refuse(rejection: Rejection, requestId: string, retryAfterSeconds: number): Outcome {
+  const reason = rejection.stop;
+  const later = reasonAnswers[reason].retry === 'later';
+  return rejectedOutcome(reason, requestId, {
+    message: rejection.message,
+    issues: rejection.issues,
+    headers: REASON_HEADERS[reason],
+    retryAfterSeconds: later ? (rejection.retryAfterSeconds ?? retryAfterSeconds) : undefined,
+  });
+}
+
+async function bodyAlreadyParsed(requestId: string, rejection: Rejection, report: Report): Promise<Outcome> {
+  const message = rejection.message ?? reasonAnswers.body_already_parsed.message;
+  await report('body_already_parsed', message, undefined, { requestId, reason: 'body_already_parsed' });
+  return rejectedOutcome('body_already_parsed', requestId, { message });
+}
+
+/** Labels an answer with the event it is about, for logs and metrics. */
+export function tag(reached: Received | Verified | Parsed, outcome: Outcome): Outcome {
+  const { event, mode, tenant } = reached as Partial<Parsed>;
+  if (event)
+    outcome.event = event.id === undefined ? { type: event.type } : { id: event.id, type: event.type };
+  if (mode !== undefined) outcome.mode = mode;
+  if (tenant !== undefined) outcome.tenant = tenant;
+  return outcome;
+}
+
+const RECEIVED = '{"received":true}';
+const DUPLICATE = '{"received":true,"duplicate":true}';
+
+const RECEIVED_LENGTH = String(RECEIVED.length); // ASCII: characters are bytes
+const DUPLICATE_LENGTH = String(DUPLICATE.length);
+
+function acceptedOutcome(requestId: string, status: 200 | 202, duplicate = false): Outcome {
+  return {
+    status,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': duplicate ? DUPLICATE_LENGTH : RECEIVED_LENGTH,
+      [REQUEST_ID_HEADER]: requestId,
+    },
+    body: duplicate ? DUPLICATE : RECEIVED,
+    requestId,
+    ...(duplicate ? { duplicate } : {}),
+  };
+}
+
+const IGNORED_BODY = '{"received":true,"ignored":true}';
+const IGNORED_LENGTH = String(IGNORED_BODY.length);
+
+/** A verified event of a mode the receiver ignores: 200, so the service stops retrying it. */
+function ignoredOutcome(requestId: string): Outcome {
+  return {
+    status: 200,
+    headers: {
+      'content-type': 'application/json',
+      'content-length': IGNORED_LENGTH,
+      [REQUEST_ID_HEADER]: requestId,
+    },
+    body: IGNORED_BODY,
+    requestId,
+    ignored: true,
+  };
 }

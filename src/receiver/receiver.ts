@@ -6,13 +6,7 @@ import { WebhookHandlerError } from '../contract/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
 import type { TraceSpan, Tracing } from '../contract/tracing.js';
-import type { CatalogueEvent } from '../events/catalogue.js';
-import {
-  type Catalogue,
-  createEventParser,
-  type DefaultEvents,
-  type EventType,
-} from '../events/catalogue.js';
+import type { Catalogue, CatalogueEvent, DefaultEvents, EventType } from '../events/catalogue.js';
 import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
 import {
   createRequestObserver,
@@ -21,10 +15,10 @@ import {
   type MetricsSnapshot,
 } from '../observability/metrics.js';
 import { unheardRefusals } from '../observability/unheard.js';
-import type { Received } from '../pipeline/1-read.js';
-import { signatureOf } from '../pipeline/2-verify.js';
-import { type Admission, createAdmission, Executor } from '../pipeline/executor.js';
-import { createPipeline, type Walked } from '../pipeline/index.js';
+import { type Received, signatureOf } from '../pipeline/1-read-verify.js';
+import { createEventParser } from '../pipeline/3-event.js';
+import { Executor } from '../pipeline/4-run.js';
+import { type Admission, createAdmission, createPipeline, type Walked } from '../pipeline/index.js';
 import type { Verifier } from '../signature/index.js';
 import { isModeMap, type Secrets } from '../signature/secrets.js';
 import type { MemoryDedupeStore } from '../stores/memory.js';

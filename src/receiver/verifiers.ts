@@ -1,5 +1,5 @@
 import type { Report } from '../claims/report.js';
-import { signatureOf } from '../pipeline/2-verify.js';
+import { signatureOf } from '../pipeline/1-read-verify.js';
 import { createVerifier, type Verifier, type VerifyResult } from '../signature/index.js';
 import type { Secrets } from '../signature/secrets.js';
 import { cryptoOf } from '../signature/verifier.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createEventParser } from '../../src/events/catalogue.js';
 import { createReceiver, defaultEvents } from '../../src/index.js';
+import { createEventParser } from '../../src/pipeline/3-event.js';
 import { signPayload } from '../../src/signature/index.js';
 import {
   deliveredEvent,

@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { describe, expect, it } from 'vitest';
-import { type Signature, signatureOf } from '../../src/pipeline/2-verify.js';
+import { type Signature, signatureOf } from '../../src/pipeline/1-read-verify.js';
 import { createTenantSecrets, resolveTenantSecrets } from '../../src/receiver/tenant-secrets.js';
 import { defaultProfile } from '../../src/signature/index.js';
 

@@ -2,8 +2,8 @@ import { createServer } from 'node:http';
 import request from 'supertest';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createNodeHandler } from '../../adapters/node.js';
-import { createEventParser } from '../../src/events/catalogue.js';
 import { createReceiver, defaultEvents, verifySignature } from '../../src/index.js';
+import { createEventParser } from '../../src/pipeline/3-event.js';
 import {
   createEvent,
   createId,

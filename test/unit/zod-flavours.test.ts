@@ -2,8 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import * as zm from 'zod/mini';
-import { createEventParser } from '../../src/events/catalogue.js';
 import { defaultEvents, messageDelivered } from '../../src/index.js';
+import { createEventParser } from '../../src/pipeline/3-event.js';
 import { ensureBuilt, root } from '../support/build.js';
 import { deliveredEvent, uniqueId } from '../support/unit.js';
 

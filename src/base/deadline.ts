@@ -75,3 +75,69 @@ function settleFirst<T, L>(
     );
   });
 }
+
+/**
+ * `work`, or the error `late` makes once `ms` passed first, as withDeadline; for the calls every request makes,
+ * which mostly answer before the event loop turns (an in-memory store, a cache hit). The timer is armed only
+ * for work still waiting when the current turn ends, with what is left of its `ms`: work that settles within
+ * the turn costs no timer, and one setImmediate serves every call of the turn.
+ */
+export function withinTurnOrDeadline<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const wait: Wait = {
+      dueAt: Date.now() + ms,
+      timer: undefined,
+      settled: false,
+      late: () => reject(late()),
+    };
+    if (arming.length === 0) setImmediate(armStillWaiting);
+    else if (arming.length >= armingRoom) compactArming();
+    arming.push(wait);
+    work.then(
+      (value) => {
+        settle(wait);
+        resolve(value);
+      },
+      (error: unknown) => {
+        settle(wait);
+        reject(error);
+      },
+    );
+  });
+}
+
+interface Wait {
+  readonly dueAt: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  settled: boolean;
+  readonly late: () => void;
+}
+
+/** The waits begun in this turn of the event loop, armed together once it ends. */
+let arming: Wait[] = [];
+
+/**
+ * How many waits `arming` holds before the settled ones are dropped: a turn that runs many requests through
+ * microtasks alone (receive() in a loop) would otherwise keep each of them alive until the turn ends.
+ */
+let armingRoom = 64;
+
+function compactArming(): void {
+  arming = arming.filter((wait) => !wait.settled);
+  armingRoom = Math.max(64, arming.length * 2);
+}
+
+function armStillWaiting(): void {
+  armingRoom = 64;
+  const waits = arming;
+  arming = [];
+  const now = Date.now();
+  for (const wait of waits) {
+    if (!wait.settled) wait.timer = setTimeout(wait.late, Math.max(0, wait.dueAt - now));
+  }
+}
+
+function settle(wait: Wait): void {
+  wait.settled = true;
+  if (wait.timer !== undefined) clearTimeout(wait.timer);
+}

@@ -1,4 +1,4 @@
-import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { withinTurnOrDeadline } from '../base/deadline.js';
 import { type Poller, startPoller } from '../base/poller.js';
 import type { ErrorContext } from '../contract/context.js';
 import { StoreTimeoutError } from '../stores/deadline.js';
@@ -64,14 +64,16 @@ export class StoreCalls<Tx> {
   }
 
   #within<T>(method: string, work: Promise<T>): Promise<T> {
-    return withTimeout(work, this.timeoutMs).then((settled) => {
-      if (settled !== TIMED_OUT) return settled;
-      throw new StoreTimeoutError(
-        `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
-          'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
-          "store's promise always settles.",
-      );
-    });
+    return withinTurnOrDeadline(
+      work,
+      this.timeoutMs,
+      () =>
+        new StoreTimeoutError(
+          `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
+            'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
+            "store's promise always settles.",
+        ),
+    );
   }
 
   async #releaseLate(key: string, claiming: Promise<ClaimResult>): Promise<void> {

@@ -87,7 +87,7 @@ export function createPipeline<Tx>(
         ? handOff(keyed, parts.queue, parts.report, span)
         : runHere(keyed, running, span);
       // A wait close() gave up on is answered then; what lands later hands back what it took (see Executor).
-      return await answered(keyed, await Promise.race([ending, admission.givenUp]), parts);
+      return await answered(keyed, await admission.orGivenUp(ending), parts);
     } finally {
       admission.leave();
     }

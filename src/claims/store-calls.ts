@@ -26,15 +26,10 @@ export class StoreCalls<Tx> {
     readonly timeoutMs: number,
   ) {}
 
-  async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+  claim(key: string, leaseMs: number): Promise<ClaimResult> {
     const claiming = checkedClaim(this.store, key, leaseMs);
-    try {
-      return await this.#within('claim', claiming);
-    } catch (error) {
-      // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-      if (error instanceof StoreTimeoutError) void this.#releaseLate(key, claiming);
-      throw error;
-    }
+    // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
+    return this.#within('claim', claiming, () => void this.#releaseLate(key, claiming));
   }
 
   complete(key: string, token: string, retentionMs: number): Promise<boolean> {
@@ -63,17 +58,16 @@ export class StoreCalls<Tx> {
     return this.#within(method, checkedOwned(method, call));
   }
 
-  #within<T>(method: string, work: Promise<T>): Promise<T> {
-    return withinTurnOrDeadline(
-      work,
-      this.timeoutMs,
-      () =>
-        new StoreTimeoutError(
-          `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
-            'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
-            "store's promise always settles.",
-        ),
-    );
+  /** `work` within the deadline; `late` runs once the deadline passed first. */
+  #within<T>(method: string, work: Promise<T>, late?: () => void): Promise<T> {
+    return withinTurnOrDeadline(work, this.timeoutMs, () => {
+      late?.();
+      return new StoreTimeoutError(
+        `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
+          'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
+          "store's promise always settles.",
+      );
+    });
   }
 
   async #releaseLate(key: string, claiming: Promise<ClaimResult>): Promise<void> {

@@ -84,14 +84,14 @@ function settleFirst<T, L>(
  */
 export function withinTurnOrDeadline<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    const wait: Wait = {
-      dueAt: Date.now() + ms,
-      timer: undefined,
-      settled: false,
-      late: () => reject(late()),
-    };
-    if (arming.length === 0) setImmediate(armStillWaiting);
-    else if (arming.length >= armingRoom) compactArming();
+    const now = Date.now();
+    const wait: Wait = { dueAt: now + ms, timer: undefined, settled: false, late: () => reject(late()) };
+    // Asked again when the turn's setImmediate is long due: a test's fake timers uninstalled before it ran
+    // would otherwise leave every later wait unarmed. One more in a long turn arms nothing twice.
+    if (arming.length === 0 || now - armingSince > REARM_AFTER_MS) {
+      armingSince = now;
+      setImmediate(armStillWaiting);
+    } else if (arming.length >= armingRoom) compactArming();
     arming.push(wait);
     work.then(
       (value) => {
@@ -115,6 +115,9 @@ interface Wait {
 
 /** The waits begun in this turn of the event loop, armed together once it ends. */
 let arming: Wait[] = [];
+/** When the setImmediate that arms `arming` was asked for. */
+let armingSince = 0;
+const REARM_AFTER_MS = 100;
 
 /**
  * How many waits `arming` holds before the settled ones are dropped: a turn that runs many requests through

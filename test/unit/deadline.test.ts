@@ -118,6 +118,21 @@ describe('withinTurnOrDeadline', () => {
     expect(vi.getTimerCount()).toBe(0);
   });
 
+  it('still arms later waits when fake timers were uninstalled before the turn ended', async () => {
+    const lost = withinTurnOrDeadline(new Promise<string>(() => {}), 50, () => new Error('lost'));
+    void lost.catch(() => {});
+    vi.useRealTimers();
+    const realNow = Date.now.bind(Date);
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 200);
+    try {
+      const later = withinTurnOrDeadline(new Promise<string>(() => {}), 20, () => new Error('late'));
+      await expect(later).rejects.toThrow('late');
+      await expect(lost).rejects.toThrow('lost');
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
   it('clears the armed timer when the work settles after the turn', async () => {
     let finish: (value: string) => void = () => {};
     const slow = new Promise<string>((resolve) => {

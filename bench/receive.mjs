@@ -57,9 +57,18 @@ traced.on('message.delivered', asyncHandler);
 
 // Tracing on with an SDK whose sampler drops every delivery (ParentBased(TraceIdRatioBased(0))) and the context
 // manager an SDK registers: what an unsampled delivery costs an app that samples a fraction of its traffic.
-// That context manager is AsyncLocalStorage: from here on every promise of this process runs its hook, in every
-// contender alike, so a contender pays in proportion to the promises it makes (bench/NOTES.md counts them).
-context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+// That context manager is AsyncLocalStorage, whose hook runs for every promise of the process while it is on: it
+// is registered for the SDK's contenders only (withSdk) and taken off after each, so the others run as an app
+// without an SDK does.
+const contextManager = new AsyncLocalStorageContextManager();
+const withSdk = (run) => async (batch) => {
+  context.setGlobalContextManager(contextManager.enable());
+  try {
+    await run(batch);
+  } finally {
+    context.disable();
+  }
+};
 const dropping = new BasicTracerProvider({
   sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(0) }),
 });
@@ -115,14 +124,14 @@ const contenders = {
     }
   },
   [TRACED]: receiving(traced),
-  [DROPPED]: receiving(sampledOut),
+  [DROPPED]: withSdk(receiving(sampledOut)),
   // What the SDK alone costs to start a span the sampler drops (two new ids, the sampler), once per delivery:
   // a cost the contender above cannot avoid, since only the sampler can tell the span is dropped.
-  [SDK_ALONE]: async (batch) => {
+  [SDK_ALONE]: withSdk(async (batch) => {
     for (let i = 0; i < batch.length; i++) {
       droppingTracer.startSpan('POST', { kind: SpanKind.SERVER }, context.active()).end();
     }
-  },
+  }),
   'part: verify + JSON + schema': async (batch) => {
     for (const { body, headers } of batch) {
       if (!verifier.verify({ headers, body }, Math.floor(Date.now() / 1000)).ok)

@@ -75,3 +75,76 @@ function settleFirst<T, L>(
     );
   });
 }
+
+/**
+ * `work`, or the error `late` makes once `ms` passed first, as withDeadline; for the calls every request makes,
+ * which mostly answer before the event loop turns (an in-memory store, a cache hit). The timer is armed only
+ * for work still waiting when the current turn ends, with what is left of its `ms`: work that settles within
+ * the turn costs no timer, and one setImmediate serves every call of the turn.
+ */
+export function withinTurnOrDeadline<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const now = Date.now();
+    const wait: Wait = { dueAt: now + ms, timer: undefined, settled: false, late: () => reject(late()) };
+    // Asked again when the turn's setImmediate is long due: a test's fake timers uninstalled before it ran
+    // would otherwise leave every later wait unarmed. One more in a long turn arms nothing twice.
+    if (arming.length === 0 || now - armingSince > REARM_AFTER_MS) {
+      armingSince = now;
+      afterTurn(armStillWaiting);
+    } else if (arming.length >= armingRoom) compactArming();
+    arming.push(wait);
+    work.then(
+      (value) => {
+        settle(wait);
+        resolve(value);
+      },
+      (error: unknown) => {
+        settle(wait);
+        reject(error);
+      },
+    );
+  });
+}
+
+interface Wait {
+  readonly dueAt: number;
+  timer: ReturnType<typeof setTimeout> | undefined;
+  settled: boolean;
+  readonly late: () => void;
+}
+
+/** The waits begun in this turn of the event loop, armed together once it ends. */
+let arming: Wait[] = [];
+/** The end of this turn of the event loop; a Worker or Deno has no setImmediate, and a 0 ms timer ends it too. */
+const afterTurn: (run: () => void) => unknown =
+  typeof globalThis.setImmediate === 'function' ? globalThis.setImmediate : (run) => setTimeout(run, 0);
+
+/** When the setImmediate that arms `arming` was asked for. */
+let armingSince = 0;
+const REARM_AFTER_MS = 100;
+
+/**
+ * How many waits `arming` holds before the settled ones are dropped: a turn that runs many requests through
+ * microtasks alone (receive() in a loop) would otherwise keep each of them alive until the turn ends.
+ */
+let armingRoom = 64;
+
+function compactArming(): void {
+  arming = arming.filter((wait) => !wait.settled);
+  armingRoom = Math.max(64, arming.length * 2);
+}
+
+function armStillWaiting(): void {
+  armingRoom = 64;
+  const waits = arming;
+  arming = [];
+  const now = Date.now();
+  for (const wait of waits) {
+    if (!wait.settled) wait.timer = setTimeout(wait.late, Math.max(0, wait.dueAt - now));
+  }
+}
+
+function settle(wait: Wait): void {
+  wait.settled = true;
+  if (wait.timer !== undefined) clearTimeout(wait.timer);
+}

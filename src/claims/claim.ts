@@ -1,6 +1,7 @@
 import type { ErrorContext } from '../contract/context.js';
 import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailable.js';
+import { claimInTransaction } from './open-claim.js';
 import type { Report } from './report.js';
 import { type Held, type KeptLease, LeaseKeeper, StoreCalls } from './store-calls.js';
 
@@ -53,7 +54,7 @@ export class Claims<Tx> {
     let result: ClaimResult | OpenClaimResult<Tx>;
     try {
       result = this.calls.opensTransactions
-        ? await this.calls.claimInTransaction(key, this.leaseMs)
+        ? await claimInTransaction(this.calls, key, this.leaseMs)
         : await this.calls.claim(key, this.leaseMs);
     } catch (cause) {
       return this.#unavailable(cause, context);

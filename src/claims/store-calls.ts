@@ -1,8 +1,8 @@
-import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { withinTurnOrDeadline } from '../base/deadline.js';
 import { type Poller, startPoller } from '../base/poller.js';
 import type { ErrorContext } from '../contract/context.js';
 import { StoreTimeoutError } from '../stores/deadline.js';
-import type { ClaimResult, DedupeStore, OpenClaimResult } from '../stores/types.js';
+import type { ClaimResult, DedupeStore } from '../stores/types.js';
 import type { Report } from './report.js';
 
 // What a claim holds on the store: every call to it in one shape and within a deadline (StoreCalls), the
@@ -26,27 +26,10 @@ export class StoreCalls<Tx> {
     readonly timeoutMs: number,
   ) {}
 
-  async claim(key: string, leaseMs: number): Promise<ClaimResult> {
+  claim(key: string, leaseMs: number): Promise<ClaimResult> {
     const claiming = checkedClaim(this.store, key, leaseMs);
-    try {
-      return await this.#within('claim', claiming);
-    } catch (error) {
-      // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-      if (error instanceof StoreTimeoutError) void this.#releaseLate(key, claiming);
-      throw error;
-    }
-  }
-
-  /** The claim inside the store's transaction (see opensTransactions), bounded like claim(). */
-  async claimInTransaction(key: string, leaseMs: number): Promise<OpenClaimResult<Tx>> {
-    const claiming = checkedOpenClaim(this.store, key, leaseMs);
-    try {
-      return await this.#within('claim', claiming);
-    } catch (error) {
-      // A claim that lands after its deadline holds a transaction nobody will run: roll it back.
-      if (error instanceof StoreTimeoutError) void abandonLate(claiming);
-      throw error;
-    }
+    // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
+    return this.within('claim', claiming, () => void this.#releaseLate(key, claiming));
   }
 
   complete(key: string, token: string, retentionMs: number): Promise<boolean> {
@@ -77,13 +60,14 @@ export class StoreCalls<Tx> {
   }
 
   #settle(method: 'complete' | 'renew' | 'release', call: () => PromiseLike<boolean> | boolean) {
-    return this.#within(method, checkedOwned(method, call));
+    return this.within(method, checkedOwned(method, call));
   }
 
-  #within<T>(method: string, work: Promise<T>): Promise<T> {
-    return withTimeout(work, this.timeoutMs).then((settled) => {
-      if (settled !== TIMED_OUT) return settled;
-      throw new StoreTimeoutError(
+  /** `work` within the deadline; `late` runs once the deadline passed first. */
+  within<T>(method: string, work: Promise<T>, late?: () => void): Promise<T> {
+    return withinTurnOrDeadline(work, this.timeoutMs, () => {
+      late?.();
+      return new StoreTimeoutError(
         `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
           'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
           "store's promise always settles.",
@@ -106,32 +90,6 @@ async function checkedClaim<Tx>(store: DedupeStore<Tx>, key: string, leaseMs: nu
   return checkClaim(await store.claim(key, leaseMs));
 }
 
-async function abandonLate<Tx>(claiming: Promise<OpenClaimResult<Tx>>): Promise<void> {
-  try {
-    const late = await claiming;
-    if (late.status === 'claimed') await late.abandon();
-  } catch {
-    // The claim failed after all: nothing to roll back.
-  }
-}
-
-async function checkedOpenClaim<Tx>(
-  store: DedupeStore<Tx>,
-  key: string,
-  leaseMs: number,
-): Promise<OpenClaimResult<Tx>> {
-  const claimInTransaction = store.claimInTransaction as NonNullable<DedupeStore<Tx>['claimInTransaction']>;
-  const result = checkClaim(await claimInTransaction.call(store, key, leaseMs)) as OpenClaimResult<Tx>;
-  if (
-    result.status === 'claimed' &&
-    (typeof result.run !== 'function' || typeof result.abandon !== 'function')
-  )
-    throw new StoreContractError(
-      `The dedupe store's claimInTransaction() resolved a claim without run() and abandon().`,
-    );
-  return result;
-}
-
 async function checkedOwned(method: string, call: () => PromiseLike<boolean> | boolean): Promise<boolean> {
   return checkOwned(method, await call());
 }
@@ -140,7 +98,7 @@ const CLAIM_SHAPE =
   "claim() must resolve { status: 'claimed', token: string }, { status: 'duplicate' } or " +
   "{ status: 'in_flight', retryAfterMs: number } (see DedupeStore in messaging-webhooks).";
 
-function checkClaim(result: ClaimResult): ClaimResult {
+export function checkClaim(result: ClaimResult): ClaimResult {
   const status = (result as { status?: unknown } | null | undefined)?.status;
   if (status === 'claimed' && typeof (result as { token?: unknown }).token === 'string') return result;
   if (status === 'duplicate') return result;

@@ -1,5 +1,6 @@
 import type { Claims } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
+import { Slots } from '../claims/store-calls.js';
 import { type Outcome, REQUEST_ID_HEADER, rejectedOutcome } from '../contract/outcome.js';
 import type { DurableQueue } from '../contract/queue.js';
 import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
@@ -94,7 +95,7 @@ export function createPipeline<Tx>(
         ? handOff(keyed, parts.queue, parts.report, span)
         : runHere(keyed, running, span);
       // A wait close() gave up on is answered then; what lands later hands back what it took (see Executor).
-      return await answered(keyed, await Promise.race([ending, admission.givenUp]), parts);
+      return await answered(keyed, await admission.orGivenUp(ending), parts);
     } finally {
       admission.leave();
     }
@@ -108,8 +109,11 @@ export interface Admission {
   leave(): void;
   /** Resolves once every admitted request was answered. */
   settled(): Promise<void>;
-  /** Resolves 503 shutting_down once close() gave up waiting: every request still waiting answers it then. */
-  readonly givenUp: Promise<Rejection>;
+  /**
+   * What `ending` resolves to, or 503 shutting_down once close() gave up waiting: every request still waiting
+   * answers it then.
+   */
+  orGivenUp<T>(ending: Promise<T>): Promise<T | Rejection>;
   /** close() gives up on the admitted requests still waiting. */
   giveUp(): void;
 }
@@ -119,10 +123,10 @@ export function createAdmission(): Admission {
   let inside = 0;
   let idle: Promise<void> | undefined;
   let resolveIdle: (() => void) | undefined;
-  let giveUp!: () => void;
-  const givenUp = new Promise<Rejection>((resolve) => {
-    giveUp = () => resolve(SHUTTING_DOWN);
-  });
+  // Each waiting request in a slot of its own, gone once it is answered: not a race with one promise that
+  // settles only at close(), which would hold a reaction of every request the receiver ever answered.
+  const waiting = new Slots<(ending: Rejection) => void>();
+  let gaveUp = false;
   return {
     closing: false,
     enter() {
@@ -142,8 +146,26 @@ export function createAdmission(): Admission {
       });
       return idle;
     },
-    givenUp,
-    giveUp,
+    orGivenUp<T>(ending: Promise<T>): Promise<T | Rejection> {
+      if (gaveUp) return Promise.race([ending, Promise.resolve(SHUTTING_DOWN)]);
+      return new Promise<T | Rejection>((resolve, reject) => {
+        const slot = waiting.add(resolve);
+        ending.then(
+          (value) => {
+            waiting.remove(slot, resolve);
+            resolve(value);
+          },
+          (error: unknown) => {
+            waiting.remove(slot, resolve);
+            reject(error);
+          },
+        );
+      });
+    },
+    giveUp() {
+      gaveUp = true;
+      for (const resolve of waiting.items()) resolve(SHUTTING_DOWN);
+    },
   };
 }
 

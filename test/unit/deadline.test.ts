@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { TIMED_OUT, whenLate, withDeadline, withTimeout } from '../../src/base/deadline.js';
+import {
+  TIMED_OUT,
+  whenLate,
+  withDeadline,
+  withinTurnOrDeadline,
+  withTimeout,
+} from '../../src/base/deadline.js';
 
 describe('withTimeout and withDeadline', () => {
   beforeEach(() => {
@@ -77,5 +83,66 @@ describe('whenLate', () => {
     expect(vi.getTimerCount()).toBe(0);
     await vi.advanceTimersByTimeAsync(200);
     expect(late).not.toHaveBeenCalled();
+  });
+});
+
+describe('withinTurnOrDeadline', () => {
+  beforeEach(() => {
+    vi.useFakeTimers();
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('arms no timer for work that settles within the turn', async () => {
+    const failure = new Error('refused');
+    const done = withinTurnOrDeadline(Promise.resolve('done'), 1000, () => new Error('late'));
+    const refused = withinTurnOrDeadline(Promise.reject(failure), 1000, () => new Error('late'));
+    await expect(done).resolves.toBe('done');
+    await expect(refused).rejects.toBe(failure);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('fails with the late error once the whole time passed, counted from the call', async () => {
+    const timed = withinTurnOrDeadline(new Promise<string>(() => {}), 1000, () => new Error('too slow'));
+    const told = timed.catch((error: Error) => error.message);
+    let settled = false;
+    void told.then(() => {
+      settled = true;
+    });
+    await vi.advanceTimersByTimeAsync(999);
+    expect(settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(await told).toBe('too slow');
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
+  it('still arms later waits when fake timers were uninstalled before the turn ended', async () => {
+    const lost = withinTurnOrDeadline(new Promise<string>(() => {}), 50, () => new Error('lost'));
+    void lost.catch(() => {});
+    vi.useRealTimers();
+    const realNow = Date.now.bind(Date);
+    const clock = vi.spyOn(Date, 'now').mockImplementation(() => realNow() + 200);
+    try {
+      const later = withinTurnOrDeadline(new Promise<string>(() => {}), 20, () => new Error('late'));
+      await expect(later).rejects.toThrow('late');
+      await expect(lost).rejects.toThrow('lost');
+    } finally {
+      clock.mockRestore();
+    }
+  });
+
+  it('clears the armed timer when the work settles after the turn', async () => {
+    let finish: (value: string) => void = () => {};
+    const slow = new Promise<string>((resolve) => {
+      finish = resolve;
+    });
+    const timed = withinTurnOrDeadline(slow, 1000, () => new Error('late'));
+    await vi.advanceTimersByTimeAsync(500);
+    expect(vi.getTimerCount()).toBe(1);
+    finish('in time');
+    await expect(timed).resolves.toBe('in time');
+    expect(vi.getTimerCount()).toBe(0);
   });
 });

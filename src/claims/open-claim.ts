@@ -1,0 +1,42 @@
+import type { DedupeStore, OpenClaimResult } from '../stores/types.js';
+import { checkClaim, type StoreCalls, StoreContractError } from './store-calls.js';
+
+/**
+ * The claim taken as the first statement of the transaction the handlers run in (a store with
+ * claimInTransaction, see StoreCalls.opensTransactions), bounded like any claim: one that lands after its
+ * deadline holds a transaction nobody will run, so it is rolled back.
+ */
+export function claimInTransaction<Tx>(
+  calls: StoreCalls<Tx>,
+  key: string,
+  leaseMs: number,
+): Promise<OpenClaimResult<Tx>> {
+  const claiming = checkedOpenClaim(calls.store, key, leaseMs);
+  return calls.within('claim', claiming, () => void abandonLate(claiming));
+}
+
+async function checkedOpenClaim<Tx>(
+  store: DedupeStore<Tx>,
+  key: string,
+  leaseMs: number,
+): Promise<OpenClaimResult<Tx>> {
+  const claimInTransaction = store.claimInTransaction as NonNullable<DedupeStore<Tx>['claimInTransaction']>;
+  const result = checkClaim(await claimInTransaction.call(store, key, leaseMs)) as OpenClaimResult<Tx>;
+  if (
+    result.status === 'claimed' &&
+    (typeof result.run !== 'function' || typeof result.abandon !== 'function')
+  )
+    throw new StoreContractError(
+      `The dedupe store's claimInTransaction() resolved a claim without run() and abandon().`,
+    );
+  return result;
+}
+
+async function abandonLate<Tx>(claiming: Promise<OpenClaimResult<Tx>>): Promise<void> {
+  try {
+    const late = await claiming;
+    if (late.status === 'claimed') await late.abandon();
+  } catch {
+    // The claim failed after all: nothing to roll back.
+  }
+}

@@ -76,6 +76,36 @@ function receivers<S extends DedupeStore<any>>(
   return { front, back };
 }
 
+interface Run {
+  front: ReturnType<typeof createReceiver>;
+  // biome-ignore lint/suspicious/noExplicitAny: any store, whatever its transaction
+  store: DedupeStore<any>;
+  worker: { close(options: { timeoutMs: number }): Promise<unknown> };
+  queue: { close(): Promise<unknown> };
+  seen: boolean[];
+}
+
+/**
+ * One event handed off: the worker's first try writes and fails, its retry commits with the mark; each try's
+ * ctx.tx was a transaction (`seen`), and `rows` finds the event's one effect row.
+ */
+async function retriedOnce(run: Run, rows: (eventId: string) => Promise<unknown[]>): Promise<void> {
+  const { front, store, worker, queue, seen } = run;
+  try {
+    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
+    expect((await front.receive(delivery(event))).status).toBe(202);
+    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
+      what: 'the retry to commit',
+      timeoutMs: 20_000,
+    });
+    expect(seen).toEqual([true, true]);
+    expect(await rows(String(event.id))).toHaveLength(1);
+  } finally {
+    await worker.close({ timeoutMs: 2000 });
+    await queue.close();
+  }
+}
+
 it('pg-boss runs the handlers in the Knex inbox: ctx.tx is the Knex transaction, the failed try rolls back', async () => {
   const queue = pgBossQueue({
     connectionString: DATABASE_URL,
@@ -94,19 +124,7 @@ it('pg-boss runs the handlers in the Knex inbox: ctx.tx is the Knex transaction,
     if (ctx.attempt === 1) throw new Error('first try fails after its write');
   });
   const worker = await createPgBossWorker({ receiver: back, queue, store, pollingIntervalSeconds: 0.5 });
-  try {
-    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
-    expect((await front.receive(delivery(event))).status).toBe(202);
-    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
-      what: 'the retry to commit',
-      timeoutMs: 20_000,
-    });
-    expect(seen).toEqual([true, true]);
-    expect(await knex(effects).where({ event_id: event.id })).toHaveLength(1);
-  } finally {
-    await worker.close({ timeoutMs: 2000 });
-    await queue.close();
-  }
+  await retriedOnce({ front, store, worker, queue, seen }, (id) => knex(effects).where({ event_id: id }));
 }, 40_000);
 
 it('BullMQ runs the handlers in the Kysely inbox on MariaDB: ctx.tx is the Kysely transaction', async () => {
@@ -131,20 +149,9 @@ it('BullMQ runs the handlers in the Kysely inbox on MariaDB: ctx.tx is the Kysel
     if (ctx.attempt === 1) throw new Error('first try fails after its write');
   });
   const worker = await createBullmqWorker({ receiver: back, queue, store });
-  try {
-    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
-    expect((await front.receive(delivery(event))).status).toBe(202);
-    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
-      what: 'the retry to commit',
-      timeoutMs: 20_000,
-    });
-    expect(seen).toEqual([true, true]);
-    const rows = await kysely.selectFrom(effects).selectAll().where('event_id', '=', event.id).execute();
-    expect(rows).toHaveLength(1);
-  } finally {
-    await worker.close({ timeoutMs: 2000 });
-    await queue.close();
-  }
+  await retriedOnce({ front, store, worker, queue, seen }, (id) =>
+    kysely.selectFrom(effects).selectAll().where('event_id', '=', id).execute(),
+  );
 }, 40_000);
 
 it('pg-boss runs the handlers in the Prisma inbox: ctx.tx is the Prisma transaction client', async () => {
@@ -166,19 +173,7 @@ it('pg-boss runs the handlers in the Prisma inbox: ctx.tx is the Prisma transact
     if (ctx.attempt === 1) throw new Error('first try fails after its write');
   });
   const worker = await createPgBossWorker({ receiver: back, queue, store, pollingIntervalSeconds: 0.5 });
-  try {
-    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
-    expect((await front.receive(delivery(event))).status).toBe(202);
-    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
-      what: 'the retry to commit',
-      timeoutMs: 20_000,
-    });
-    expect(seen).toEqual([true, true]);
-    expect(await knex(effects).where({ event_id: event.id })).toHaveLength(1);
-  } finally {
-    await worker.close({ timeoutMs: 2000 });
-    await queue.close();
-  }
+  await retriedOnce({ front, store, worker, queue, seen }, (id) => knex(effects).where({ event_id: id }));
 }, 40_000);
 
 it('BullMQ runs the handlers in the TypeORM inbox on MariaDB: ctx.tx is the EntityManager', async () => {
@@ -200,18 +195,7 @@ it('BullMQ runs the handlers in the TypeORM inbox on MariaDB: ctx.tx is the Enti
     if (ctx.attempt === 1) throw new Error('first try fails after its write');
   });
   const worker = await createBullmqWorker({ receiver: back, queue, store });
-  try {
-    const event = deliveredEvent({}, { id: `evt_${randomUUID()}` });
-    expect((await front.receive(delivery(event))).status).toBe(202);
-    await until(async () => (await store.claim(`live:${event.id}`, 1000)).status === 'duplicate', {
-      what: 'the retry to commit',
-      timeoutMs: 20_000,
-    });
-    expect(seen).toEqual([true, true]);
-    const rows = await kysely.selectFrom(effects).selectAll().where('event_id', '=', event.id).execute();
-    expect(rows).toHaveLength(1);
-  } finally {
-    await worker.close({ timeoutMs: 2000 });
-    await queue.close();
-  }
+  await retriedOnce({ front, store, worker, queue, seen }, (id) =>
+    kysely.selectFrom(effects).selectAll().where('event_id', '=', id).execute(),
+  );
 }, 40_000);

@@ -2,9 +2,13 @@ import type { Receiver } from '../../src/index.js';
 import { deliveredEvent, delivery } from '../support/unit.js';
 import { until } from '../support/until.js';
 
+/** How long the sending may go on: a run that cannot finish returns what it saw, well within a test's timeout. */
+const SENDING_MS = 70_000;
+
 /**
  * Delivers `count` events, 16 at a time, each sent again until it is answered 2xx (as the service does); `lose`
- * runs once a third of them were sent. Resolves once every event answered 2xx ran, or names those that did not.
+ * runs once a third of them were sent. Resolves once every event answered 2xx ran, or names those that did not;
+ * the answers counted by status say where a run that stopped at its deadline was stuck.
  */
 export async function deliverThroughLoss(receiver: Receiver, count: number, lose: () => Promise<void>) {
   const ran = new Set<string>();
@@ -16,11 +20,12 @@ export async function deliverThroughLoss(receiver: Receiver, count: number, lose
   const answers: Record<number, number> = {};
   let sent = 0;
   let lost: Promise<void> | undefined;
+  const stopAt = Date.now() + SENDING_MS;
   const deliver = async () => {
-    while (sent < events.length) {
+    while (sent < events.length && Date.now() < stopAt) {
       const event = events[sent++] as { id: string };
       if (sent === Math.floor(count / 3)) lost = lose();
-      for (let tries = 0; tries < 300; tries++) {
+      for (let tries = 0; tries < 300 && Date.now() < stopAt; tries++) {
         const outcome = await receiver.receive(delivery(event));
         answers[outcome.status] = (answers[outcome.status] ?? 0) + 1;
         if (outcome.status < 300) {

@@ -81,9 +81,9 @@ export function nodeBody(
 }
 
 /**
- * The receiver's request over a Node request. With the body still in the stream it is given a microtask
- * later: within the request event the body that came with the headers has not reached the stream yet, and once
- * the event is over Node's parser has put it all in the stream's buffer, where the body reader takes it at once.
+ * The receiver's request over a Node request. With the body still in the stream it is given once the request
+ * event is over: within the event, the body that came with the headers has not reached the stream yet; after
+ * it, Node's parser has put it all in the stream's buffer, where the body reader takes it at once.
  */
 export function nodeRequest<R extends NodeRequestLike>(
   req: R,

@@ -121,7 +121,7 @@ export function webRequest(
   // Called as a method: Workers' ctx.waitUntil needs its `this`.
   if (typeof waitUntil === 'function') received.waitUntil = (work) => context?.waitUntil?.(work);
   const params = context?.params;
-  // Awaited only when it is a promise: a plain object costs the request no turn of the microtask queue.
+  // Awaited only when it is a promise: a plain object is taken as it is.
   if (typeof (params as PromiseLike<unknown> | undefined)?.then !== 'function') {
     if (params) received.params = params as ReceiveRequest['params'];
     return received;

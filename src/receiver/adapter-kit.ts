@@ -40,7 +40,7 @@ export function createAdapter<Args extends unknown[], Result>(
   const { read, write } = spec;
   return async (...args) => {
     const given = read(...args);
-    // Awaited only when it is a promise: a request read at once costs no turn of the microtask queue.
+    // Awaited only when it is a promise: a request read at once goes on without waiting.
     const request =
       typeof (given as PromiseLike<ReceiveRequest>).then === 'function'
         ? await given

@@ -3,7 +3,12 @@
 // and of the first delivery after it (messaging-webhooks: createReceiver, the README's async handler, the Fetch adapter, a
 // signed Request answered 200; the anchors: standardwebhooks' verify, stripe-node's constructEvent), in Node and,
 // for the Fetch path and standardwebhooks, in Deno (the devDependency's binary, packages from node_modules).
+// The Express rows answer theirs over a real socket (Node's own IncomingMessage and ServerResponse): the README's
+// Express app, listening, one GET of another path answered before the clock. "express hand route" is the same
+// app answering the same delivery with node:crypto alone and no package: Express's and Node's HTTP share of a
+// first answer, which an Express row's first answer less this one leaves as the package's own.
 // Contenders take turns run by run, so background load hits them alike; medians of RUNS (default 21) runs.
+// ONLY (parts of row names, separated by |: the names have commas) runs only the rows whose names contain one.
 // Wall time and the child's CPU time (user + system) both: on a shared machine wall time mostly measures
 // the other processes, CPU time what the contender itself costs.
 // The package's own share of an import is measured directly: "own share" rows import the packages the built
@@ -47,6 +52,7 @@ const ROWS = [
     'messaging-webhooks (root + /express)',
     'messaging-webhooks (root + /express), own share',
     'messaging-webhooks (root + /fetch), own share',
+    'express hand route (node:crypto, no package)',
     'standardwebhooks',
     'stripe-node webhooks',
     'zod/mini alone',
@@ -85,6 +91,8 @@ await bundle(
   "export { createReceiver } from './dist/src/index.js'; export { createFetchHandler } from './dist/adapters/fetch.js';",
 );
 await bundle('stripe', "export { default } from 'stripe';");
+const ONLY = process.env.ONLY?.split('|').map((part) => part.trim());
+if (ONLY) ROWS.splice(0, ROWS.length, ...ROWS.filter((row) => ONLY.some((part) => row.name.includes(part))));
 const CONTENDERS = ROWS.map((row) => row.name);
 
 function input() {

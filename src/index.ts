@@ -13,18 +13,17 @@ export { WebhookHandlerError } from './contract/errors.js';
 export type { ReasonCode, RejectionReason, SignatureFailureReason } from './contract/reasons.js';
 export { nodeCryptoProvider } from './crypto/node.js';
 export { webCryptoProvider } from './crypto/web.js';
-export {
-  type ChangeOptions,
-  type DeadLetter,
-  DeadLetterError,
-  type DeadLetterErrorCode,
-  type DeadLetterProgress,
-  type DeadLetterSelection,
-  type DeadLetters,
-  type PurgeResult,
-  type ReplayResult,
-  type SkippedDeadLetter,
-  type SkipReason,
+export { DeadLetterError, type DeadLetterErrorCode } from './durable/dead-letter-error.js';
+export type {
+  ChangeOptions,
+  DeadLetter,
+  DeadLetterProgress,
+  DeadLetterSelection,
+  DeadLetters,
+  PurgeResult,
+  ReplayResult,
+  SkippedDeadLetter,
+  SkipReason,
 } from './durable/dead-letters.js';
 export type {
   DurableQueue,

@@ -2,9 +2,11 @@ import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { causeText, WebhookConfigError } from '../base/errors.js';
 import { option, rules } from '../base/options.js';
 import type { DeadLetterCode } from '../contract/errors.js';
+import { DeadLetterError } from './dead-letter-error.js';
 import { type ChangeOptions, eachPage, inLanes, progressOf } from './dead-letter-pages.js';
 import type { DurableJob, JobEngine } from './port.js';
 
+export { DeadLetterError, type DeadLetterErrorCode } from './dead-letter-error.js';
 export type { ChangeOptions, DeadLetterProgress } from './dead-letter-pages.js';
 
 /** An event that failed every attempt and sits in its engine's dead-letter. */
@@ -81,20 +83,6 @@ export interface DeadLetters {
   purge(ids: DeadLetterSelection, options?: ChangeOptions): Promise<PurgeResult>;
   /** Closes what it opened itself (never a queue, connection or boss you gave it). */
   close(): Promise<void>;
-}
-
-/** Why an engine call of DeadLetters failed: the engine did not answer in time, or answered with an error. */
-export type DeadLetterErrorCode = 'engine_timeout' | 'engine_unavailable' | 'queue_not_found';
-
-/** A DeadLetters call the engine did not carry out: its code says why, its message what to check. */
-export class DeadLetterError extends Error {
-  override name = 'DeadLetterError';
-  /** engine_timeout, engine_unavailable or queue_not_found. */
-  readonly code: DeadLetterErrorCode;
-  constructor(code: DeadLetterErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options);
-    this.code = code;
-  }
 }
 
 /** What an engine implements; the deadlines, the checks and the handling of `'all'` are done once, here. */

@@ -324,9 +324,8 @@ async function load(autocannon, server, seconds, connections) {
  * aged out by V8's idle GCs, and closing a run's connections deoptimizes the stream code that served them: both
  * are recompiled in the unmeasured part, so the slice measures the route on warm connections. V8's memory reducer
  * also shrinks an idle server's heap, and a server holding much (the adapters' memory store: 100,000 keys) pays
- * more GC until it has grown back: after 0.5 s of re-warm the Express adapter measured 200 µs per request in a
- * full run, after 2 s 160, as with the reducer turned off (--no-memory-reducer). With
- * NEW_CONNECTIONS=1 the warm-up is a load of its own and the slice opens new connections, recompiling included.
+ * more GC until it has grown back: the re-warm's length (REWARM) was chosen so that it has, as with the reducer
+ * turned off (--no-memory-reducer); bench/NOTES.md has the runs that chose it. With NEW_CONNECTIONS=1 the warm-up is a load of its own and the slice opens new connections, recompiling included.
  */
 async function measuredSlice(autocannon, server, { rewarm, slice, connections }) {
   const at = (seconds) => new Promise((resolve) => setTimeout(resolve, seconds * 1000));
@@ -360,7 +359,7 @@ const TAIL_SECONDS = 0.3;
 
 /**
  * With two CPUs or more (and taskset), the servers run on the last CPU and this driver on the first: neither
- * waits for the other's core, which otherwise moved a contender's CPU per request by ±20% from run to run.
+ * waits for the other's core, which otherwise moved a contender's CPU per request from run to run.
  * PIN=0 turns it off.
  */
 const SERVER_CPU = availableParallelism() - 1;

@@ -132,27 +132,26 @@ const LOCK_ERRNOS = new Set([1205, 1213]);
 
 /** A lock wait that timed out or a deadlock, as the driver says it, through whatever the ORM wrapped it in. */
 export function lockedElsewhere(error: unknown): boolean {
-  return someCause(error, (cause) => {
-    const { code, errno, originalCode } = cause as {
-      code?: unknown;
-      errno?: unknown;
-      originalCode?: unknown;
-    };
-    return (
-      LOCK_CODES.has(String(code)) || LOCK_ERRNOS.has(Number(errno)) || LOCK_CODES.has(String(originalCode))
-    );
-  });
+  return driverSaid(error, LOCK_CODES, LOCK_ERRNOS);
 }
+
+const PARSE_CODES = new Set(['ER_PARSE_ERROR', '1064']);
+const PARSE_ERRNOS = new Set([1064]);
 
 /** MySQL's parse error: the server has no `SET STATEMENT … FOR` (MySQL, not MariaDB). */
 export function noSetStatement(error: unknown): boolean {
+  return driverSaid(error, PARSE_CODES, PARSE_ERRNOS);
+}
+
+/** Whether a cause of `error` carries one of these codes: the driver's code or errno, or the ORM's originalCode. */
+function driverSaid(error: unknown, codes: ReadonlySet<string>, errnos: ReadonlySet<number>): boolean {
   return someCause(error, (cause) => {
     const { code, errno, originalCode } = cause as {
       code?: unknown;
       errno?: unknown;
       originalCode?: unknown;
     };
-    return code === 'ER_PARSE_ERROR' || Number(errno) === 1064 || String(originalCode) === '1064';
+    return codes.has(String(code)) || errnos.has(Number(errno)) || codes.has(String(originalCode));
   });
 }
 

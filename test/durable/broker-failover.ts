@@ -32,6 +32,7 @@ export async function deliverThroughLoss(receiver: Receiver, count: number, lose
           acknowledged.add(event.id);
           break;
         }
+        // A sender's pause between retries, as the service's own backs off; what is checked is the answers.
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import type { DataSource, EntityManager } from 'typeorm';
 import { describe, expectTypeOf, it } from 'vitest';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
@@ -10,12 +10,8 @@ import { KyselyDedupeStore } from '../../src/stores/kysely.js';
 import { PrismaDedupeStore } from '../../src/stores/prisma.js';
 import { TypeOrmDedupeStore } from '../../src/stores/typeorm.js';
 import type { PrismaClient } from '../stores/prisma/generated/postgres/client.js';
+import { type AppDB, db, knex } from '../support/orm-type-shapes.js';
 
-declare const knex: Knex;
-interface AppDB {
-  messages: { id: string; status: string };
-}
-declare const db: Kysely<AppDB>;
 declare const dataSource: DataSource;
 declare const prisma: PrismaClient;
 const queue = pgBossQueue({ connectionString: 'postgres://localhost/app' });

@@ -11,17 +11,10 @@ import { HOOK_TIMEOUT_MS } from '../../src/receiver/handlers.js';
 import type { DedupeStore } from '../../src/stores/types.js';
 import { createEvent } from '../../src/testing.js';
 import { gate } from '../support/gate.js';
-import { sign } from '../support/independent-signing.js';
+import { signedDelivery } from '../support/independent-signing.js';
 import { SECRET } from './targets.js';
 
-function signedRequest(event: object) {
-  const body = JSON.stringify(event);
-  return {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'webhook-signature': sign(body) },
-    rawBody: body,
-  };
-}
+const signedRequest = (event: object) => signedDelivery(JSON.stringify(event));
 
 /** Whether `promise` is still pending after a few turns of the event loop (every ready callback has run). */
 async function stillPending(promise: Promise<unknown>): Promise<boolean> {

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import mysqlCallbacks from 'mysql2';
 import mysql, { type PoolConnection } from 'mysql2/promise';
@@ -7,6 +6,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WebhookConfigError } from '../../src/base/errors.js';
 import { MysqlDedupeStore } from '../../src/stores/mysql.js';
+import { shippedStatements } from '../support/shipped-sql.js';
 import { describeStoreConformance } from './store-conformance.js';
 import { describeTransactionalInbox } from './transactional-inbox-conformance.js';
 
@@ -50,11 +50,7 @@ async function claimToken(key: string, leaseMs = 5000): Promise<string> {
 
 describe('MysqlDedupeStore', () => {
   it('ships sql/webhook_inbox.mysql.sql equal to what migrate() runs for the default table', async () => {
-    const shipped = await readFile(new URL('../../sql/webhook_inbox.mysql.sql', import.meta.url), 'utf8');
-    const statements = shipped
-      .split('\n')
-      .filter((line) => !line.startsWith('--'))
-      .join('\n');
+    const statements = await shippedStatements('webhook_inbox.mysql.sql');
     expect(statements).toBe(new MysqlDedupeStore({ pool }).createTableSql);
   });
 

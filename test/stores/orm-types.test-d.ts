@@ -4,18 +4,14 @@ import type { MySql2Database } from 'drizzle-orm/mysql2';
 import type { NodePgDatabase } from 'drizzle-orm/node-postgres';
 import { pgTable, text } from 'drizzle-orm/pg-core';
 import type { Knex } from 'knex';
-import type { Kysely, Transaction } from 'kysely';
+import type { Transaction } from 'kysely';
 import { describe, expectTypeOf, it } from 'vitest';
 import { createReceiver } from '../../src/index.js';
 import { DrizzleDedupeStore } from '../../src/stores/drizzle.js';
 import { KnexDedupeStore } from '../../src/stores/knex.js';
 import { KyselyDedupeStore } from '../../src/stores/kysely.js';
+import { type AppDB, db, knex } from '../support/orm-type-shapes.js';
 
-declare const knex: Knex;
-interface AppDB {
-  messages: { id: string; status: string };
-}
-declare const db: Kysely<AppDB>;
 declare const pgDb: NodePgDatabase;
 declare const mysqlDb: MySql2Database;
 type PgTransactionOf<D extends NodePgDatabase> = Parameters<Parameters<D['transaction']>[0]>[0];

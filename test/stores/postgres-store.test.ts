@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresDedupeStore } from '../../src/stores/postgres.js';
+import { shippedStatements } from '../support/shipped-sql.js';
 import { until } from '../support/until.js';
 import { describeStoreConformance } from './store-conformance.js';
 
@@ -43,11 +43,7 @@ const effectCount = async (eventId: string) =>
 
 describe('PostgresDedupeStore', () => {
   it('ships sql/webhook_inbox.sql equal to what migrate() runs for the default table', async () => {
-    const shipped = await readFile(new URL('../../sql/webhook_inbox.sql', import.meta.url), 'utf8');
-    const statements = shipped
-      .split('\n')
-      .filter((line) => !line.startsWith('--'))
-      .join('\n');
+    const statements = await shippedStatements('webhook_inbox.sql');
     expect(statements).toBe(new PostgresDedupeStore({ pool }).createTableSql);
   });
 

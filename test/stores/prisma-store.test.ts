@@ -9,7 +9,7 @@ import { createReceiver } from '../../src/index.js';
 import { PrismaDedupeStore } from '../../src/stores/prisma.js';
 import { createEvent } from '../../src/testing.js';
 import { SECRET } from '../hardening/targets.js';
-import { sign } from '../support/independent-signing.js';
+import { signedDelivery } from '../support/independent-signing.js';
 import { until } from '../support/until.js';
 import { PrismaClient as MysqlPrisma } from './prisma/generated/mysql/client.js';
 import { PrismaClient as PostgresPrisma } from './prisma/generated/postgres/client.js';
@@ -92,12 +92,7 @@ for (const [name, prisma] of Object.entries(databases) as Array<[keyof typeof da
       });
       const id = `evt_slow_${run}_${name}`;
       const body = JSON.stringify(createEvent('message.delivered', { id }));
-      const deliver = () =>
-        receiver.receive({
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'webhook-signature': sign(body) },
-          rawBody: body,
-        });
+      const deliver = () => receiver.receive(signedDelivery(body));
       const outcome = await deliver();
       expect(outcome.status).toBe(503);
       expect(Number(outcome.headers['retry-after'])).toBeGreaterThan(0);

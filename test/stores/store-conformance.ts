@@ -7,7 +7,10 @@ export interface ConformanceTarget {
   store: DedupeStore<unknown>;
   /** A lease short enough to wait out (real stores: real time). */
   leaseMs: number;
-  /** Lets `ms` pass: a sleep for real stores, a clock step for the memory store. */
+  /**
+   * Lets `ms` pass: a sleep for real stores, a clock step for the memory store. A lease or a retention ending
+   * on the store's own clock is the thing under test, and no test can move that clock.
+   */
   advance(ms: number): Promise<void>;
   /** How far past an expiry to advance before it must have taken effect (covers clock granularity). */
   slackMs: number;

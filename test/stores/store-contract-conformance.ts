@@ -4,7 +4,7 @@ import { createReceiver, type WebhookHandlerError } from '../../src/index.js';
 import type { DedupeStore } from '../../src/stores/types.js';
 import { createEvent } from '../../src/testing.js';
 import { SECRET } from '../hardening/targets.js';
-import { sign } from '../support/independent-signing.js';
+import { signedDelivery } from '../support/independent-signing.js';
 
 /** How the wrapped store misbehaves on claim, or `ok` to pass every call through. */
 type Fault =
@@ -66,12 +66,7 @@ function wrapped(store: DedupeStore<unknown>, fault: { now: Fault }): DedupeStor
 }
 
 async function deliver(receiver: ReturnType<typeof createReceiver>, event: object) {
-  const body = JSON.stringify(event);
-  const outcome = await receiver.receive({
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'webhook-signature': sign(body) },
-    rawBody: body,
-  });
+  const outcome = await receiver.receive(signedDelivery(JSON.stringify(event)));
   return { status: outcome.status, reason: outcome.reason, duplicate: outcome.duplicate };
 }
 

@@ -4,7 +4,7 @@ import { createReceiver } from '../../src/index.js';
 import type { DedupeStore } from '../../src/stores/types.js';
 import { createEvent } from '../../src/testing.js';
 import { SECRET } from '../hardening/targets.js';
-import { sign } from '../support/independent-signing.js';
+import { signedDelivery } from '../support/independent-signing.js';
 import { until } from '../support/until.js';
 
 export interface TransactionalTarget<Tx> {
@@ -98,12 +98,7 @@ export function describeTransactionalInbox<Tx>(name: string, setup: () => Transa
       receiver.onError(() => {});
       const id = fresh();
       const body = JSON.stringify(createEvent('message.delivered', { id }));
-      const deliver = () =>
-        receiver.receive({
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'webhook-signature': sign(body) },
-          rawBody: body,
-        });
+      const deliver = () => receiver.receive(signedDelivery(body));
       expect((await deliver()).status).toBe(500);
       expect(await rows(id)).toBe(0);
       fail = false;

@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
+import { until } from './until.js';
 
 export const root = new URL('../../', import.meta.url).pathname;
 export const cliPath = join(root, 'dist/src/cli/main.js');
@@ -33,11 +34,14 @@ export async function ensureBuilt(): Promise<void> {
     try {
       mkdirSync(lock);
     } catch {
-      // Another file is building: wait for it (a lock left by a crashed run goes after 3 minutes).
-      const lockedAt = statSync(lock, { throwIfNoEntry: false })?.mtimeMs ?? Date.now();
-      if (Date.now() - lockedAt > 180_000) rmSync(lock, { recursive: true, force: true });
-      if (Date.now() > deadline) throw new Error('Timed out waiting for another test file to build dist/.');
-      await new Promise((resolve) => setTimeout(resolve, 250));
+      // Another file is building: wait until its lock is gone (a lock left by a crashed run goes after 3 minutes).
+      const lockedAt = () => statSync(lock, { throwIfNoEntry: false })?.mtimeMs;
+      const stale = () => Date.now() - (lockedAt() ?? Date.now()) > 180_000;
+      await until(() => fresh() || lockedAt() === undefined || stale(), {
+        timeoutMs: Math.max(deadline - Date.now(), 1),
+        what: 'another test file to build dist/',
+      });
+      if (stale()) rmSync(lock, { recursive: true, force: true });
       continue;
     }
     try {

@@ -20,10 +20,6 @@ export async function closeServer(server: Server): Promise<void> {
   await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
 }
 
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 /**
  * A POST over node:http with the body written chunk by chunk (chunked transfer encoding unless a
  * Content-Length is given). Stops writing once the answer arrived, as a real client would.
@@ -78,7 +74,8 @@ export function rawPost(
             req.once('close', go);
           });
         }
-        if (options.pauseMs) await sleep(options.pauseMs);
+        // A slow client on purpose: the body trickling in is what the test is about, never a wait for a result.
+        if (options.pauseMs) await new Promise((go) => setTimeout(go, options.pauseMs));
       }
       // leaveOpen: the rest of a declared body never comes; the answer must not wait for it.
       if (!options.leaveOpen) req.end();

@@ -10,6 +10,19 @@ export function sign(body: string | Uint8Array, timestamp = Math.floor(Date.now(
   return `t=${timestamp},v1=${digest}`;
 }
 
+/** A JSON POST of `body` for receiver.receive() (or fetch), signed now by the independent implementation. */
+export function signedDelivery(body: string): {
+  method: 'POST';
+  headers: Record<string, string>;
+  rawBody: string;
+} {
+  return {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'webhook-signature': sign(body) },
+    rawBody: body,
+  };
+}
+
 /** Whether `header` carries a valid signature of `body` by the independent implementation, fresh in time. */
 export function validlySigned(body: Uint8Array, header: string | undefined): boolean {
   if (header === undefined) return false;

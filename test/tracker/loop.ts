@@ -98,6 +98,7 @@ export async function sendAndExpect(sending: Sending, count: number): Promise<st
         });
         const body = (await response.json()) as { id?: string; error?: { retry_after_seconds: number } };
         if (response.status === 429) {
+          // The protocol: a sender waits the retry_after_seconds the emulator's 429 asks for.
           const waitMs = (body.error?.retry_after_seconds ?? 1) * 1000 + 5;
           await new Promise((resolve) => setTimeout(resolve, waitMs));
           continue;

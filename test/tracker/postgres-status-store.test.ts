@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PostgresStatusStore } from '../../src/tracker/postgres-store.js';
 import { DATABASE_URL } from '../support/harness/cluster.js';
+import { shippedStatements } from '../support/shipped-sql.js';
 import { until } from '../support/until.js';
 import { describeStatusStoreConformance } from './status-store-conformance.js';
 
@@ -32,11 +32,7 @@ describeStatusStoreConformance('postgres', () => ({ stores, shortLived, retentio
 
 describe('PostgresStatusStore', () => {
   it('ships sql/message_status.sql equal to what migrate() runs for the default table', async () => {
-    const shipped = await readFile(new URL('../../sql/message_status.sql', import.meta.url), 'utf8');
-    const statements = shipped
-      .split('\n')
-      .filter((line) => !line.startsWith('--'))
-      .join('\n');
+    const statements = await shippedStatements('message_status.sql');
     expect(statements.trim()).toBe(
       new PostgresStatusStore({ pool: pools[0] as pg.Pool }).createTableSql.trim(),
     );

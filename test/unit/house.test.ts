@@ -3,10 +3,9 @@ import path from 'node:path';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 import { packageEntries, repoRoot } from '../support/entries.js';
+import { MAX_FILE_LINES, MAX_FUNCTION_LINES, ROOMS } from '../support/house-rules.js';
 
 // The house rules, measured on every source file of the package (src/ and adapters/).
-const MAX_FILE_LINES = 300;
-const MAX_FUNCTION_LINES = 80;
 
 interface SourceFile {
   /** Relative to the repository, with forward slashes: `src/pipeline/index.ts`. */
@@ -101,29 +100,6 @@ const importers = (matches: (file: SourceFile) => boolean, targets: (imported: s
   files
     .filter(matches)
     .flatMap((file) => file.imports.filter(targets).map((target) => `${file.file} -> ${target}`));
-
-/**
- * The rooms of src/, lowest first. A room imports only its own room or a lower one, types included: the types
- * the rooms share (the handler and error contexts, the reason codes, the outcome) are the contract's vocabulary,
- * and live in contract/.
- */
-const ROOMS = [
-  'base',
-  'events',
-  'contract',
-  'crypto',
-  'signature',
-  'stores',
-  'tracker',
-  'claims',
-  'pipeline',
-  'durable',
-  'observability',
-  'receiver',
-  'sending',
-  'emulator',
-  'cli',
-];
 
 const roomOf = (file: string) => file.split('/')[1] ?? '';
 

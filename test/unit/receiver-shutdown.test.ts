@@ -80,13 +80,27 @@ describe('close({ timeoutMs })', () => {
 
   it('waits for work acknowledged with 202 before resolving', async () => {
     const receiver = createReceiver({ secrets: SECRET, ack: 'async' });
+    const held = gate();
     let finished = 0;
     receiver.on('message.delivered', async () => {
-      await new Promise((resolve) => setTimeout(resolve, 30));
+      await held.opened;
       finished++;
     });
     expectAccepted(await receiver.receive(delivery(createEvent('message.delivered'))), 202);
-    await receiver.close({ timeoutMs: 5_000 });
+    let closed = false;
+    const closing = receiver.close({ timeoutMs: 5_000 }).then(() => {
+      closed = true;
+    });
+    // A request answered shutting_down: close() has begun, and has not resolved while the handler is held.
+    expectRejected(
+      await receiver.receive(delivery(createEvent('message.delivered'))),
+      503,
+      'shutting_down',
+      '5',
+    );
+    expect(closed).toBe(false);
+    held.open();
+    await closing;
     expect(finished).toBe(1);
   });
 

@@ -2,9 +2,9 @@ import { execFile } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { access, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { until } from '../until.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const ENTRIES = [
@@ -52,11 +52,18 @@ export async function buildPackage(): Promise<string> {
       }
       break;
     }
-    if (Date.now() > deadline) throw new Error(`Gave up waiting for another test's build of ${dir}.`);
+    // Another test file is building: wait until its build is complete or its lock is gone.
+    const stale = async () => {
+      const held = await stat(lock).catch(() => undefined);
+      return held !== undefined && Date.now() - held.mtimeMs > 60_000;
+    };
+    const complete = () => exists(join(dir, 'complete'));
+    await until(async () => (await complete()) || !(await exists(lock)) || (await stale()), {
+      timeoutMs: Math.max(deadline - Date.now(), 1),
+      what: `another test's build of ${dir}`,
+    });
     // A lock left by a test run that was killed while building.
-    const held = await stat(lock).catch(() => undefined);
-    if (held && Date.now() - held.mtimeMs > 60_000) await rm(lock, { recursive: true, force: true });
-    await sleep(200);
+    if (await stale()) await rm(lock, { recursive: true, force: true });
   }
   await pruneBuilds(cache);
   return dir;

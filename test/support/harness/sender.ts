@@ -83,6 +83,7 @@ async function deliverOne(delivery: Delivery, options: SendOptions, attempts: At
     attempts.push(attempt);
     options.onAttempt?.(attempt);
     if (attempt.status >= 200 && attempt.status < 300) return;
+    // A sender's backoff between retries, as the service's own; it paces retries, never decides an outcome.
     await sleep(attempt.status === 503 || attempt.code === 'network' ? 100 : 20);
   }
 }

@@ -17,6 +17,9 @@ import {
 } from './reading.js';
 import type { Mode, SecretFormat } from './secrets.js';
 
+// A signature profile, and what a delivery runs of it: the profile's reader and signed content, and verifying,
+// the verifier's check of a request. A profile is made in profile-build.ts, once.
+
 /** What a signer sends: the headers (content-type aside) and the body, which a body signature changes. */
 export interface SignedDelivery {
   headers: Record<string, string>;

@@ -90,6 +90,7 @@ export {
 export type { BodyShapeProblem } from './signature/json-members.js';
 export type { VerifyOptions } from './signature/one-shot.js';
 export type { BodySignatureOptions } from './signature/presets.js';
+export type { SignedRequestParts, VerifyResult } from './signature/profile.js';
 export type {
   BodySignedContent,
   ContentTemplate,
@@ -107,13 +108,7 @@ export type {
   SignatureSyntax,
 } from './signature/reading.js';
 export type { ModeSecrets, SecretFormat, SecretList, Secrets } from './signature/secrets.js';
-export type {
-  SignedRequestParts,
-  Tolerance,
-  Verifier,
-  VerifierOptions,
-  VerifyResult,
-} from './signature/verifier.js';
+export type { Tolerance, Verifier, VerifierOptions } from './signature/verifier.js';
 export type { FailOpenOptions } from './stores/fail-open.js';
 export { failOpen } from './stores/fail-open.js';
 export type { MemoryDedupeStoreOptions } from './stores/memory.js';

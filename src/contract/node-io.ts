@@ -39,11 +39,6 @@ export interface NodeResponseLike {
   end(body: string): unknown;
 }
 
-/** What an adapter needs of a receiver: its `receive`. */
-export interface RequestReceiver {
-  receive(request: ReceiveRequest): Promise<Outcome>;
-}
-
 /** Where a Node request's body is: bytes in hand, or the stream, plus the framework's fix for a parsed body. */
 export type NodeBodySource = Pick<ReceiveRequest, 'rawBody' | 'readBody' | 'rawBodyHint'>;
 

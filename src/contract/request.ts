@@ -1,3 +1,5 @@
+import type { Outcome } from './outcome.js';
+
 /** Headers as any runtime has them: a Fetch `Headers`, or Node's object (lowercase keys, arrays for repeats). */
 export type HeaderSource =
   | { get(name: string): string | null }
@@ -99,4 +101,30 @@ export function isJsonContentType(value: string | undefined): boolean {
   const semicolon = value.indexOf(';');
   const type = (semicolon === -1 ? value : value.slice(0, semicolon)).trim().toLowerCase();
   return type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+}
+
+/** What an adapter needs of a receiver: its `receive`. */
+export interface RequestReceiver {
+  receive(request: ReceiveRequest): Promise<Outcome>;
+}
+
+/**
+ * One request of an adapter, served: read into the neutral request, received, its outcome written. The adapter
+ * kit makes it once per adapter, so that a delivery runs it here, beside the request it reads.
+ */
+export function serving<Args extends unknown[], Result>(
+  receiver: RequestReceiver,
+  read: (...args: Args) => ReceiveRequest | PromiseLike<ReceiveRequest>,
+  write: (outcome: Outcome, ...args: Args) => Result,
+): (...args: Args) => Promise<Result> {
+  return async (...args) => {
+    const given = read(...args);
+    // Awaited only when it is a promise: a request read at once goes on without waiting.
+    const request =
+      typeof (given as PromiseLike<ReceiveRequest>).then === 'function'
+        ? await given
+        : (given as ReceiveRequest);
+    const outcome = await receiver.receive(request);
+    return write(outcome, ...args);
+  };
 }

@@ -3,9 +3,9 @@ import type { Mode } from '../contract/context.js';
 import type { RejectionReason } from '../contract/reasons.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
 import { type CryptoProvider, digestLength } from '../crypto/provider.js';
-import type { SignatureProfile } from '../signature/profile.js';
+import { encodedLength, type SignatureProfile } from '../signature/profile.js';
 import { isDigits } from '../signature/reading.js';
-import { candidateCheck, encodedLength } from '../signature/verifier.js';
+import { candidateCheck } from '../signature/verifier.js';
 
 /**
  * Redacted facts about a rejected request, for the operator's log: enough to tell a wrong secret, a skewed

@@ -1,5 +1,7 @@
 import { escapeControls } from '../base/printable.js';
-import type { RejectionDiagnostics } from './diagnostics.js';
+import type { Outcome } from '../contract/outcome.js';
+import type { RejectionReason } from '../contract/reasons.js';
+import type { RejectionDiagnostics, WebhookRejection } from './diagnostics.js';
 
 /** The one structured line written per request. Never a secret, a signature or a body. */
 export interface RequestLogFields {
@@ -70,4 +72,30 @@ function quote(value: unknown): string {
   }
   const text = String(value);
   return PLAIN.test(text) ? text : escapeControls(JSON.stringify(text));
+}
+
+/** The message of the error answer (our own JSON): the hint the sender got. */
+export function answeredMessage(outcome: Outcome): string | undefined {
+  try {
+    const message = (JSON.parse(outcome.body) as { error?: { message?: unknown } }).error?.message;
+    return typeof message === 'string' ? message : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export function rejection(fields: RequestLogFields): WebhookRejection {
+  const { requestId, status, reason, hint, eventId, eventType, mode, tenant, diagnostics } = fields;
+  const told: WebhookRejection = {
+    requestId,
+    status,
+    reason: reason as RejectionReason,
+    message: hint ?? '',
+  };
+  if (eventId !== undefined) told.eventId = eventId;
+  if (eventType !== undefined) told.eventType = eventType;
+  if (mode !== undefined) told.mode = mode as WebhookRejection['mode'];
+  if (tenant !== undefined) told.tenant = tenant;
+  if (diagnostics !== undefined) told.diagnostics = diagnostics;
+  return told;
 }

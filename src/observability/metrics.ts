@@ -1,15 +1,19 @@
+import { nextRequestId } from '../base/bytes.js';
 import { BoundedLabel, cumulative, observe } from '../base/series.js';
-import type { Outcome } from '../contract/outcome.js';
-import type { RejectionReason } from '../contract/reasons.js';
+import type { Report } from '../claims/report.js';
+import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
+import type { ReceiveRequest } from '../contract/request.js';
+import type { TraceSpan, Tracing } from '../contract/tracing.js';
 import type { DurableQueueCounts } from '../durable/port.js';
-import type { Reached } from '../pipeline/index.js';
+import type { Received } from '../pipeline/1-read-verify.js';
+import type { Reached, Walked } from '../pipeline/index.js';
 import {
   type DiagnosticsContext,
   type RejectionDiagnostics,
   rejectionDiagnostics,
   type WebhookRejection,
 } from './diagnostics.js';
-import type { RequestLogFields } from './log-line.js';
+import { answeredMessage, type RequestLogFields, rejection } from './log-line.js';
 import { type Logger, requestLogWriter, writeRequestLog } from './logger.js';
 
 /** Upper bounds (seconds) of the request duration histogram; the +Inf bucket is implied. */
@@ -217,28 +221,59 @@ function describe(
   ).catch(() => undefined);
 }
 
-/** The message of the error answer (our own JSON): the hint the sender got. */
-function answeredMessage(outcome: Outcome): string | undefined {
-  try {
-    const message = (JSON.parse(outcome.body) as { error?: { message?: unknown } }).error?.message;
-    return typeof message === 'string' ? message : undefined;
-  } catch {
-    return undefined;
-  }
+/** What a traced receiver needs to start and end a delivery's span, made once with the receiver. */
+export interface Traced {
+  tracing: Tracing;
+  end(span: TraceSpan, outcome: Outcome): void;
 }
 
-function rejection(fields: RequestLogFields): WebhookRejection {
-  const { requestId, status, reason, hint, eventId, eventType, mode, tenant, diagnostics } = fields;
-  const told: WebhookRejection = {
-    requestId,
-    status,
-    reason: reason as RejectionReason,
-    message: hint ?? '',
+/** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */
+export function receiving(
+  pipeline: (received: Received, span?: TraceSpan) => Promise<Walked>,
+  observe: Observe,
+  failures: Map<string, string | undefined> | undefined,
+  report: Report,
+  traced: Traced | undefined,
+): (request: ReceiveRequest) => Promise<Outcome> {
+  // Per request, only its own values are passed on: closures made per request would cost allocations.
+  const finish = async (walked: Walked, started: number, span: TraceSpan | undefined): Promise<Outcome> => {
+    const { outcome } = walked;
+    if (span) (traced as Traced).end(span, outcome);
+    let failure: string | undefined;
+    if (failures) {
+      failure = failures.get(outcome.requestId);
+      failures.delete(outcome.requestId);
+    }
+    const logged = observe(outcome, walked.reached, performance.now() - started, failure);
+    if (logged) await logged;
+    return outcome;
   };
-  if (eventId !== undefined) told.eventId = eventId;
-  if (eventType !== undefined) told.eventType = eventType;
-  if (mode !== undefined) told.mode = mode as WebhookRejection['mode'];
-  if (tenant !== undefined) told.tenant = tenant;
-  if (diagnostics !== undefined) told.diagnostics = diagnostics;
-  return told;
+  return async (request) => {
+    const started = performance.now();
+    const received: Received = { request, requestId: request?.requestId ?? nextRequestId() };
+    failures?.set(received.requestId, undefined);
+    // Without tracing, this one check is all a request pays for it.
+    const span = traced ? startDeliverySpan(traced.tracing, request) : undefined;
+    let walked: Walked;
+    try {
+      walked = await (span ? span.inContext(() => pipeline(received, span)) : pipeline(received));
+    } catch (cause) {
+      // Only a bug can fail the walk (every expected failure is an outcome); still never crash the server.
+      const { requestId } = received;
+      await report('handler_failed', 'Unexpected receiver error.', cause, {
+        requestId,
+        reason: 'handler_failed',
+      });
+      walked = { reached: received, outcome: rejectedOutcome('handler_failed', requestId) };
+    }
+    return finish(walked, started, span);
+  };
+}
+
+/** A request that is no object (a caller's mistake, answered 405) still gets its span. */
+function startDeliverySpan(tracing: Tracing, request: ReceiveRequest | undefined): TraceSpan | undefined {
+  if (typeof request?.method === 'string' && typeof request.headers === 'object') {
+    return tracing.startDelivery(request);
+  }
+  return tracing.startDelivery({ method: String(request?.method), headers: request?.headers ?? {} });
 }

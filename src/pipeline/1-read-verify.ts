@@ -11,8 +11,9 @@ import {
   type ReceiveRequest,
 } from '../contract/request.js';
 import type { TimestampOffset, VerifyResult } from '../signature/index.js';
+import type { SignedRequestParts } from '../signature/profile.js';
 import type { Mode } from '../signature/secrets.js';
-import type { SignedRequestParts, Verifier } from '../signature/verifier.js';
+import type { Verifier } from '../signature/verifier.js';
 import type { Rejection } from './ending.js';
 
 // Stages 1 and 2 of the walk: the request checked and its body read, then its signature verified. With the

@@ -1,6 +1,6 @@
 import { configError } from '../base/errors.js';
 import type { Outcome } from '../contract/outcome.js';
-import type { ReceiveRequest } from '../contract/request.js';
+import { type ReceiveRequest, serving } from '../contract/request.js';
 import { type AdapterReceiver, type ReceiverSource, receiverAtFirstRequest } from './source.js';
 
 /**
@@ -37,17 +37,7 @@ export function createAdapter<Args extends unknown[], Result>(
     typeof source === 'function'
       ? receiverAtFirstRequest(() => mountedReceiver(source(), spec, { got: 'the factory returned' }))
       : mountedReceiver(source, spec);
-  const { read, write } = spec;
-  return async (...args) => {
-    const given = read(...args);
-    // Awaited only when it is a promise: a request read at once goes on without waiting.
-    const request =
-      typeof (given as PromiseLike<ReceiveRequest>).then === 'function'
-        ? await given
-        : (given as ReceiveRequest);
-    const outcome = await receiver.receive(request);
-    return write(outcome, ...args);
-  };
+  return serving(receiver, spec.read, spec.write);
 }
 
 /**

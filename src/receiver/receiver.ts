@@ -1,11 +1,10 @@
-import { nextRequestId } from '../base/bytes.js';
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
 import { Claims } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
 import { WebhookHandlerError } from '../contract/errors.js';
-import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
+import type { Outcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
-import type { TraceSpan, Tracing } from '../contract/tracing.js';
+import type { Tracing } from '../contract/tracing.js';
 import type { Catalogue, CatalogueEvent, DefaultEvents, EventType } from '../events/catalogue.js';
 import { type AckMode, endDeliverySpan } from '../observability/delivery-span.js';
 import {
@@ -13,12 +12,14 @@ import {
   exposeListedTenants,
   MetricsRecorder,
   type MetricsSnapshot,
+  receiving,
+  type Traced,
 } from '../observability/metrics.js';
 import { unheardRefusals } from '../observability/unheard.js';
-import { type Received, signatureOf } from '../pipeline/1-read-verify.js';
+import { signatureOf } from '../pipeline/1-read-verify.js';
 import { createEventParser } from '../pipeline/3-event.js';
 import { Executor } from '../pipeline/4-run.js';
-import { type Admission, createAdmission, createPipeline, type Walked } from '../pipeline/index.js';
+import { type Admission, createAdmission, createPipeline } from '../pipeline/index.js';
 import type { Verifier } from '../signature/index.js';
 import { isModeMap, type Secrets } from '../signature/secrets.js';
 import type { MemoryDedupeStore } from '../stores/memory.js';
@@ -199,19 +200,14 @@ function modesOf(secrets: Secrets | undefined, verifier: Verifier) {
   return { modes, diagnostics: { profile: verifier.profile, crypto: verifier.crypto, secretLabels } };
 }
 
-/** What a traced receiver needs to start and end a delivery's span. */
-interface Traced {
-  tracing: Tracing;
-  ack: AckMode;
-  modes: boolean;
-}
-
 function tracedOf(
   opts: { tracing?: Tracing | undefined; queue?: unknown; ack: 'sync' | 'async' },
   modes: boolean,
 ): Traced | undefined {
-  if (opts.tracing === undefined) return undefined;
-  return { tracing: opts.tracing, ack: opts.queue ? 'durable' : opts.ack, modes };
+  const { tracing } = opts;
+  if (tracing === undefined) return undefined;
+  const ack: AckMode = opts.queue ? 'durable' : opts.ack;
+  return { tracing, end: (span, outcome) => endDeliverySpan(span, outcome, ack, modes) };
 }
 
 /**
@@ -234,55 +230,4 @@ async function closing(
   await admission.settled();
   // The adapters write those answers in the turn their receive() resolves: written before close() resolves.
   await new Promise(setImmediate);
-}
-
-/** A request's walk through the pipeline, then its log line, metrics and span; never rejects. */
-function receiving(
-  pipeline: (received: Received, span?: TraceSpan) => Promise<Walked>,
-  observe: ReturnType<typeof createRequestObserver>,
-  failures: Map<string, string | undefined> | undefined,
-  report: Report,
-  traced: Traced | undefined,
-): (request: ReceiveRequest) => Promise<Outcome> {
-  // Per request, only its own values are passed on: closures made per request would cost allocations.
-  const finish = async (walked: Walked, started: number, span: TraceSpan | undefined): Promise<Outcome> => {
-    const { outcome } = walked;
-    if (span) endDeliverySpan(span, outcome, (traced as Traced).ack, (traced as Traced).modes);
-    let failure: string | undefined;
-    if (failures) {
-      failure = failures.get(outcome.requestId);
-      failures.delete(outcome.requestId);
-    }
-    const logged = observe(outcome, walked.reached, performance.now() - started, failure);
-    if (logged) await logged;
-    return outcome;
-  };
-  return async (request) => {
-    const started = performance.now();
-    const received: Received = { request, requestId: request?.requestId ?? nextRequestId() };
-    failures?.set(received.requestId, undefined);
-    // Without tracing, this one check is all a request pays for it.
-    const span = traced ? startDeliverySpan(traced.tracing, request) : undefined;
-    let walked: Walked;
-    try {
-      walked = await (span ? span.inContext(() => pipeline(received, span)) : pipeline(received));
-    } catch (cause) {
-      // Only a bug can fail the walk (every expected failure is an outcome); still never crash the server.
-      const { requestId } = received;
-      await report('handler_failed', 'Unexpected receiver error.', cause, {
-        requestId,
-        reason: 'handler_failed',
-      });
-      walked = { reached: received, outcome: rejectedOutcome('handler_failed', requestId) };
-    }
-    return finish(walked, started, span);
-  };
-}
-
-/** A request that is no object (a caller's mistake, answered 405) still gets its span. */
-function startDeliverySpan(tracing: Tracing, request: ReceiveRequest | undefined): TraceSpan | undefined {
-  if (typeof request?.method === 'string' && typeof request.headers === 'object') {
-    return tracing.startDelivery(request);
-  }
-  return tracing.startDelivery({ method: String(request?.method), headers: request?.headers ?? {} });
 }

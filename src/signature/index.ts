@@ -9,13 +9,15 @@ export {
   standardWebhooks,
 } from './presets.js';
 export {
-  buildProfile,
-  createProfile,
+  nowSeconds,
   type SignatureProfile,
   type SignatureReading,
   type SignedDelivery,
+  type SignedRequestParts,
   type TimestampOffset,
+  type VerifyResult,
 } from './profile.js';
+export { buildProfile, createProfile } from './profile-build.js';
 export type {
   BodySignedContent,
   SignatureLocation,
@@ -33,11 +35,8 @@ export {
   candidateCheck,
   createVerifier,
   DEFAULT_TOLERANCE_SECONDS,
-  nowSeconds,
   resolveTolerance,
-  type SignedRequestParts,
   type Tolerance,
   type Verifier,
   type VerifierOptions,
-  type VerifyResult,
 } from './verifier.js';

@@ -1,13 +1,7 @@
 import type { HeaderSource } from '../contract/request.js';
+import type { SignedRequestParts, VerifyResult } from './profile.js';
 import type { ModeSecrets, Secret, SecretList, Secrets } from './secrets.js';
-import {
-  createVerifier,
-  type SignedRequestParts,
-  type Tolerance,
-  type Verifier,
-  type VerifierOptions,
-  type VerifyResult,
-} from './verifier.js';
+import { createVerifier, type Tolerance, type Verifier, type VerifierOptions } from './verifier.js';
 
 export interface VerifyOptions extends VerifierOptions {
   /** The raw body exactly as received: bytes, or the string the bytes decode to. */

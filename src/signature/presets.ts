@@ -1,5 +1,6 @@
 import { WebhookConfigError } from '../base/errors.js';
-import { buildProfile, type SignatureProfile } from './profile.js';
+import type { SignatureProfile } from './profile.js';
+import { buildProfile } from './profile-build.js';
 import {
   type BodySignedContent,
   resolveConfig,

@@ -1,27 +1,11 @@
-import { type Bytes, type SignedPiece, toBytes, utf8Text } from '../base/bytes.js';
-import { WebhookConfigError } from '../base/errors.js';
+import { type Bytes, type SignedPiece, toBytes } from '../base/bytes.js';
+import { RawBodyError } from '../base/errors.js';
 import type { SignatureFailureReason } from '../contract/reasons.js';
 import { getHeader, type HeaderSource } from '../contract/request.js';
-import type { DigestEncoding, HashName } from '../crypto/provider.js';
-import {
-  type BodyShapeProblem,
-  hasNestedMember,
-  type MemberSpan,
-  topLevelMembers,
-  withMemberLast,
-} from './json-members.js';
-import {
-  type ResolvedConfig,
-  resolveConfig,
-  type SignatureProfileConfig,
-  type Slot,
-} from './profile-config.js';
-import {
-  createProfileOptions,
-  describeProfile,
-  type OptionNames,
-  type TimestampOffset,
-} from './profile-text.js';
+import { type CryptoProvider, type DigestEncoding, digestLength, type HashName } from '../crypto/provider.js';
+import { type BodyShapeProblem, type MemberSpan, topLevelMembers } from './json-members.js';
+import type { ResolvedConfig, Slot } from './profile-config.js';
+import type { TimestampOffset } from './profile-text.js';
 import {
   bodyTimestamp,
   failed,
@@ -31,7 +15,10 @@ import {
   syntaxes,
   withReadingFields,
 } from './reading.js';
-import type { SecretFormat } from './secrets.js';
+import type { Mode, SecretFormat } from './secrets.js';
+
+// A signature profile, and what a delivery runs of it: the profile's reader and signed content, and verifying,
+// the verifier's check of a request. A profile is made in profile-build.ts, once.
 
 /** What a signer sends: the headers (content-type aside) and the body, which a body signature changes. */
 export interface SignedDelivery {
@@ -80,61 +67,35 @@ export interface SignatureProfile {
   };
 }
 
-/** Makes a profile from a config; a mistake throws a WebhookConfigError that says what to fix. */
-export function createProfile(config: SignatureProfileConfig): SignatureProfile {
-  return buildProfile(resolveConfig(config));
-}
-
 export type { TimestampOffset } from './profile-text.js';
 export type { SignatureProblem, SignatureReading } from './reading.js';
 
-type Fill = (reading: { timestampText: string | undefined; id: string | undefined }) => string;
-type BodyField = { bodyField: string } | undefined;
+export type VerifyResult =
+  | { ok: true; timestamp: number; mode: Mode; secretLabel: string; messageId?: string }
+  | {
+      ok: false;
+      reason: SignatureFailureReason;
+      timestamp?: number;
+      /** With `stale_timestamp` and `future_timestamp`: the tolerance (seconds) on the side it is out of. */
+      toleranceSeconds?: number;
+    };
 
-/** `options` names, in messages, what a user sets to change each part (default: the createProfile config paths). */
-export function buildProfile(
-  config: ResolvedConfig,
-  options: OptionNames = createProfileOptions(config),
-): SignatureProfile {
-  const { signature, timestamp: timestampSource, id: idSource } = config;
-  const signatureHeader = 'header' in signature ? signature.header : undefined;
-  const headers = [signatureHeader, timestampHeader(timestampSource), idSource?.header].filter(
-    (name): name is string => name !== undefined,
-  );
-  const bodyField = 'bodyField' in signature ? signature : undefined;
-  const read = makeReader(config, bodyField);
-  const text = describeProfile(config, options);
-  const explain: SignatureProfile['explain'] = (reason, request, offset) => {
-    if (!request || (reason !== 'missing_signature' && reason !== 'malformed_signature'))
-      return text.message(reason, undefined, offset);
-    const problem = read(request.headers, request.body).problem;
-    if (problem === undefined && bodyField && hasNestedMember(toBytes(request.body), bodyField.bodyField))
-      return text.message(reason, 'member_nested');
-    return text.message(reason, problem);
-  };
-  return {
-    name: config.name,
-    hash: config.hash,
-    encoding: config.encoding,
-    secretFormat: config.secretFormat,
-    signatureHeader,
-    headers,
-    config,
-    format: text.format,
-    explain,
-    read,
-    signedContent: makeSignedContent(config),
-    prepareSigning: makeSigning(config, bodyField),
-  };
+/** What a request carries: its headers and its raw body exactly as received. */
+export interface SignedRequestParts {
+  headers: HeaderSource;
+  body: string | Uint8Array;
 }
 
-function needsBody(config: ResolvedConfig, bodyField: BodyField): boolean {
+type Fill = (reading: { timestampText: string | undefined; id: string | undefined }) => string;
+export type BodyField = { bodyField: string } | undefined;
+
+export function needsBody(config: ResolvedConfig, bodyField: BodyField): boolean {
   const source = config.timestamp;
   return bodyField !== undefined || (typeof source === 'object' && 'bodyField' in source);
 }
 
 /** The profile's one parser: the syntax's scan of the header or member, then the timestamp and id. */
-function makeReader(config: ResolvedConfig, bodyField: BodyField): SignatureProfile['read'] {
+export function makeReader(config: ResolvedConfig, bodyField: BodyField): SignatureProfile['read'] {
   const { signature, timestamp: timestampSource, id: idSource } = config;
   const scan = syntaxes[signature.syntax].scan;
   const withBody = needsBody(config, bodyField);
@@ -176,7 +137,7 @@ function makeReader(config: ResolvedConfig, bodyField: BodyField): SignatureProf
   };
 }
 
-function makeSignedContent(config: ResolvedConfig): SignatureProfile['signedContent'] {
+export function makeSignedContent(config: ResolvedConfig): SignatureProfile['signedContent'] {
   const before = compile(config.template.before);
   const after = compile(config.template.after);
   return (reading) => {
@@ -185,73 +146,6 @@ function makeSignedContent(config: ResolvedConfig): SignatureProfile['signedCont
     if (tail) return head ? [head, reading.body, tail] : [reading.body, tail];
     return head ? [head, reading.body] : [reading.body];
   };
-}
-
-/** What a signer needs: the reading to sign, and the syntax's layout of the signature for sending. */
-function makeSigning(config: ResolvedConfig, bodyField: BodyField): SignatureProfile['prepareSigning'] {
-  const { timestamp: timestampSource, id: idSource } = config;
-  const format = syntaxes[config.signature.syntax].format;
-  const withBody = needsBody(config, bodyField);
-  return ({ body, timestamp, id }) => {
-    if (idSource && !id)
-      throw new WebhookConfigError(`Signature profile '${config.name}' signs a message id: give id.`);
-    const bytes = withBody ? toBytes(body) : undefined;
-    const members = bytes ? topLevelMembers(bytes) : undefined;
-    const seconds = signingSeconds(config, bytes, members, timestamp);
-    const timestampText = String(seconds);
-    if (
-      bodyField &&
-      (typeof members !== 'object' || members.some((member) => member.name === bodyField.bodyField))
-    ) {
-      throw new WebhookConfigError(
-        `Signature profile '${config.name}' signs a JSON object body without a top-level "${bodyField.bodyField}" member: the signer adds it.`,
-      );
-    }
-    // The payload is signed as given; the member goes after the last one, so the verifier's cut gives it back.
-    return {
-      reading: { timestampText, id, body },
-      timestamp: seconds,
-      deliver(encoded) {
-        const out: Record<string, string> = {};
-        if (idSource) out[idSource.header] = id as string;
-        if (typeof timestampSource === 'object' && 'header' in timestampSource)
-          out[timestampSource.header] = timestampText;
-        const value = format(timestampText, encoded);
-        if (!bodyField) {
-          out[(config.signature as { header: string }).header] = value;
-          return { headers: out, body };
-        }
-        const member = `${JSON.stringify(bodyField.bodyField)}:${JSON.stringify(value)}`;
-        const sent = withMemberLast(bytes as Bytes, members as MemberSpan[], member);
-        return { headers: out, body: typeof body === 'string' ? utf8Text(sent) : sent };
-      },
-    };
-  };
-}
-
-/** The timestamp a signer signs with: the given one, or the body's own when the profile reads it there. */
-function signingSeconds(
-  config: ResolvedConfig,
-  bytes: Bytes | undefined,
-  members: MemberSpan[] | BodyShapeProblem | undefined,
-  timestamp: number | undefined,
-): number {
-  const source = config.timestamp;
-  if (typeof source === 'object' && 'bodyField' in source) {
-    const fromBody = bodyTimestamp(bytes as Bytes, members, source.bodyField);
-    if (fromBody === undefined || (timestamp !== undefined && timestamp !== fromBody)) {
-      throw new WebhookConfigError(
-        `Signature profile '${config.name}' takes the timestamp from the body's "${source.bodyField}" (ISO 8601 or unix seconds): set it there${timestamp === undefined ? '' : ' to the timestamp you sign with'}.`,
-      );
-    }
-    return fromBody;
-  }
-  if (timestamp === undefined) throw new WebhookConfigError('A timestamp (unix seconds) is needed to sign.');
-  return timestamp;
-}
-
-function timestampHeader(source: ResolvedConfig['timestamp']): string | undefined {
-  return typeof source === 'object' && 'header' in source ? source.header : undefined;
 }
 
 function compile(parts: readonly (string | Slot)[]): Fill {
@@ -273,4 +167,111 @@ function compile(parts: readonly (string | Slot)[]): Fill {
     }
     return out;
   };
+}
+
+/** Characters of a digest of `bytes` bytes in an encoding (base64 padded). */
+export function encodedLength(encoding: 'hex' | 'base64', bytes: number): number {
+  return encoding === 'hex' ? bytes * 2 : Math.ceil(bytes / 3) * 4;
+}
+
+/** A key a verifier tries, prepared once by its crypto provider. */
+export interface VerifyingKey {
+  readonly mode: Mode;
+  readonly label: string;
+  readonly prepared: unknown;
+}
+
+/**
+ * A verifier's check of one request, made once by createVerifier from its profile, crypto and keys. Signature
+ * parts present, of their form and length; timestamp tolerance; then the HMAC of each key. Sync with a sync
+ * provider.
+ */
+export function verifying(
+  profile: SignatureProfile,
+  crypto: CryptoProvider,
+  keys: readonly VerifyingKey[],
+  { past, future }: { past: number; future: number },
+): (request: SignedRequestParts, nowSeconds?: number) => VerifyResult | Promise<VerifyResult> {
+  const { hash, encoding } = profile;
+  const size = encodedLength(encoding, digestLength[hash]);
+  const equal = encoding === 'hex' ? hexEqual : constantTimeEqual;
+  /** Every candidate is compared in full: which one matched is not given away by timing. */
+  const matches = (signatures: readonly string[], expected: string) => {
+    let matched = false;
+    for (const signature of signatures) if (equal(signature, expected)) matched = true;
+    return matched;
+  };
+
+  const found = (reading: SignatureReading, mode: Mode, secretLabel: string): VerifyResult =>
+    reading.id === undefined
+      ? { ok: true, timestamp: reading.timestamp, mode, secretLabel }
+      : { ok: true, timestamp: reading.timestamp, mode, secretLabel, messageId: reading.id };
+
+  return function verify(request: SignedRequestParts, now = nowSeconds()) {
+    const { headers, body } = request;
+    if (typeof body !== 'string' && !(body instanceof Uint8Array)) throw new RawBodyError(body);
+    // Signature parts and timestamp first: a flood of stale or garbled requests costs no HMAC.
+    const reading = profile.read(headers, body);
+    if (reading.failure) return { ok: false, reason: reading.failure } as VerifyResult;
+    const timestamp = reading.timestamp;
+    const age = now - timestamp;
+    if (age > past) {
+      return { ok: false, reason: 'stale_timestamp', timestamp, toleranceSeconds: past } as VerifyResult;
+    }
+    if (-age > future) {
+      return { ok: false, reason: 'future_timestamp', timestamp, toleranceSeconds: future } as VerifyResult;
+    }
+    // No candidate of the digest's encoded size: nothing could match, so no HMAC. Only the length is looked at
+    // here; the characters are checked in the same pass that compares them, so a signature is read once.
+    let candidates = 0;
+    for (const signature of reading.signatures) if (signature.length === size) candidates++;
+    if (candidates === 0) return { ok: false, reason: 'signature_mismatch', timestamp } as VerifyResult;
+    const pieces = profile.signedContent(reading);
+    if (crypto.sync) {
+      for (const key of keys) {
+        const expected = crypto.hmac(key.prepared, hash, pieces, encoding);
+        if (matches(reading.signatures, expected)) return found(reading, key.mode, key.label);
+      }
+      return { ok: false, reason: 'signature_mismatch', timestamp } as VerifyResult;
+    }
+    return (async (): Promise<VerifyResult> => {
+      for (const key of keys) {
+        const expected = await crypto.hmac(key.prepared, hash, pieces, encoding);
+        if (matches(reading.signatures, expected)) return found(reading, key.mode, key.label);
+      }
+      return { ok: false, reason: 'signature_mismatch', timestamp };
+    })();
+  };
+}
+
+/**
+ * Compares two strings of the same public length in time that depends on that length only: the differences
+ * are OR-ed together with no early exit.
+ */
+function constantTimeEqual(candidate: string, expected: string): boolean {
+  if (candidate.length !== expected.length) return false;
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) diff |= candidate.charCodeAt(i) ^ expected.charCodeAt(i);
+  return diff === 0;
+}
+
+/**
+ * constantTimeEqual for hex, where either case of a letter matches the lowercase digest. It also rejects what
+ * is not hex in the same pass: OR-ing 0x20 would otherwise let the control characters 0x10–0x19 pass as the
+ * digits `0`–`9`, so for a digit the case bit must match as well (`((e >> 6) ^ 1) << 5` is 0x20 below `@`,
+ * where the digits are, and 0 at the letters), without a branch on the digest's characters.
+ */
+function hexEqual(candidate: string, expected: string): boolean {
+  if (candidate.length !== expected.length) return false;
+  let diff = 0;
+  for (let i = 0; i < expected.length; i++) {
+    const c = candidate.charCodeAt(i);
+    const e = expected.charCodeAt(i);
+    diff |= ((c | 0x20) ^ e) | ((c ^ e) & (((e >> 6) ^ 1) << 5));
+  }
+  return diff === 0;
+}
+
+export function nowSeconds(): number {
+  return Math.floor(Date.now() / 1000);
 }

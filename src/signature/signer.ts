@@ -4,8 +4,8 @@ import { defaultCryptoProvider } from '../crypto/default.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import { resolveProfile } from './presets.js';
 import type { SignatureProfile, SignedDelivery } from './profile.js';
+import { nowSeconds } from './profile.js';
 import { type Key, resolveKeys, type Secret } from './secrets.js';
-import { nowSeconds } from './verifier.js';
 
 export interface SignOptions {
   /** The exact bytes you will send (or the text they encode). */

@@ -56,6 +56,20 @@ export function whenLate<T>(work: Promise<T>, ms: number, late: () => void): Pro
   return settleFirst(work, ms, () => late());
 }
 
+/** Queues whose enqueue rejects at its own deadline (withDeadline inside): a caller need not arm another. */
+const boundedQueues = new WeakSet<object>();
+
+/** Marks `queue` as one whose enqueue is bounded by its own deadline. */
+export function boundsItsOwnEnqueue<Q extends object>(queue: Q): Q {
+  boundedQueues.add(queue);
+  return queue;
+}
+
+/** Whether `queue` was marked by boundsItsOwnEnqueue. */
+export function enqueueIsBounded(queue: object): boolean {
+  return boundedQueues.has(queue);
+}
+
 function settleFirst<T, L>(
   work: Promise<T>,
   ms: number,

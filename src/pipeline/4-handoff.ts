@@ -1,4 +1,4 @@
-import { callUser, withDeadline } from '../base/deadline.js';
+import { callUser, enqueueIsBounded, withDeadline } from '../base/deadline.js';
 import type { Report } from '../claims/report.js';
 import type { DurableJob, DurableQueue, EnqueueResult } from '../contract/queue.js';
 import { TRACE_ATTRIBUTE, type TraceSpan } from '../contract/tracing.js';
@@ -57,11 +57,9 @@ async function enqueue(keyed: Keyed, job: DurableJob, queue: DurableQueue, repor
       }),
     );
     // The engine bounds its own enqueue; a queue written by anyone else is held to the same deadline here.
-    result = await withDeadline(
-      Promise.resolve(enqueuing),
-      ENQUEUE_DEADLINE_MS + 1000,
-      "The job engine's enqueue()",
-    );
+    result = await (enqueueIsBounded(queue)
+      ? enqueuing
+      : withDeadline(Promise.resolve(enqueuing), ENQUEUE_DEADLINE_MS + 1000, "The job engine's enqueue()"));
     if (!ENQUEUE_RESULTS.has(result)) throw unknownResult(result);
   } catch (cause) {
     // The engine's own words (unreachable, late, or refused as volatile) are what the operator needs: the

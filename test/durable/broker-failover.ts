@@ -45,3 +45,56 @@ export async function deliverThroughLoss(receiver: Receiver, count: number, lose
   }).catch(() => {});
   return { answers, acknowledged, notRun: [...acknowledged].filter((id) => !ran.has(id)) };
 }
+
+/**
+ * Counts the calls of `object[method]` whose promise has not settled (publishes not yet confirmed). With
+ * `killAtNextSend`, the kill runs in the turn of the event loop that sends the next publish, after the clients
+ * wrote what they had queued (their writes wait for setImmediate too) and before any reply can be read: at
+ * least that publish is on the wire and unconfirmed. `atKill` says how many were; `failedAfterKill` how many
+ * publishes were refused after it.
+ */
+export function unconfirmedPublishes<O extends object, K extends keyof O & string>(object: O, method: K) {
+  const original = object[method] as unknown as (...args: unknown[]) => Promise<unknown>;
+  let unconfirmed = 0;
+  let killedAt: number | undefined;
+  let failedAfterKill = 0;
+  const reasons = new Map<string, number>();
+  let armed: { kill: () => unknown; killed: (atKill: number) => void } | undefined;
+  (object as Record<string, unknown>)[method] = (...args: unknown[]) => {
+    const publishing = original.apply(object, args);
+    unconfirmed++;
+    void publishing.then(
+      () => unconfirmed--,
+      (error: unknown) => {
+        unconfirmed--;
+        if (killedAt === undefined) return;
+        failedAfterKill++;
+        const reason = String((error as Error)?.message ?? error).slice(0, 160);
+        if (reasons.size < 5 || reasons.has(reason)) reasons.set(reason, (reasons.get(reason) ?? 0) + 1);
+      },
+    );
+    if (armed) {
+      const { kill, killed } = armed;
+      armed = undefined;
+      setImmediate(() => {
+        const atKill = unconfirmed;
+        killedAt = atKill;
+        void Promise.resolve(kill()).then(() => killed(atKill));
+      });
+    }
+    return publishing;
+  };
+  return {
+    /** Resolves, once `kill` ran in the turn that sent the next publish, to how many were unconfirmed then. */
+    killAtNextSend(kill: () => unknown): Promise<number> {
+      return new Promise((killed) => {
+        armed = { kill, killed };
+      });
+    },
+    get failedAfterKill() {
+      return failedAfterKill;
+    },
+    /** The first few reasons publishes were refused for after the kill, with how often each was given. */
+    reasons: () => Object.fromEntries(reasons),
+  };
+}

@@ -3,17 +3,19 @@ import { connect } from '@nats-io/transport-node';
 import pg from 'pg';
 import { afterAll, expect, it } from 'vitest';
 import { createNatsWorker, natsQueue } from '../../src/durable/nats/index.js';
+import { natsInternals } from '../../src/durable/nats/internals.js';
 import { createReceiver } from '../../src/index.js';
 import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
 import { ownNatsCluster } from '../support/topologies/nats.js';
 import { SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';
-import { deliverThroughLoss } from './broker-failover.js';
+import { deliverThroughLoss, unconfirmedPublishes } from './broker-failover.js';
 
 /*
  * A JetStream node lost: a 3-node cluster, the queue's stream replicated on all three (R3), its leader
- * SIGKILLed while deliveries go on. Every delivery is sent again until it is answered 2xx, as the service
- * does; every event answered 2xx must run.
+ * SIGKILLed while deliveries go on, in the turn that sends a handoff's publish (so at least that one is
+ * unacknowledged at the kill). Every delivery is sent again until it is answered 2xx, as the service does;
+ * every event answered 2xx must run.
  */
 const { run } = testRun();
 const table = `mw_jobs_failover_${run}`;
@@ -61,15 +63,24 @@ it.skipIf(process.env.CI_REPEAT_RUN === '1')(
     const nc = await connect({ servers: cluster.urls });
     closers.push(() => nc.close());
     const jsm = await jetstreamManager(nc);
-    let killed: string | undefined;
+    // The leader is found before the deliveries start: the kill itself then waits for nothing but the next
+    // publish.
+    const killed = (await jsm.streams.info(`mw-failover-${run}`)).cluster?.leader;
+    const leader = cluster.nodes.find((node) => node.name === killed);
+    expect(leader, 'the stream leader').toBeDefined();
+    const publishes = unconfirmedPublishes(natsInternals(queue, 'test').broker, 'publish');
+    let unconfirmedAtKill = 0;
     const { answers, acknowledged, notRun } = await deliverThroughLoss(receiver, EVENTS, async () => {
-      killed = (await jsm.streams.info(`mw-failover-${run}`)).cluster?.leader;
-      await cluster.nodes.find((node) => node.name === killed)?.kill();
+      let exited: Promise<void> | undefined;
+      unconfirmedAtKill = await publishes.killAtNextSend(() => {
+        exited = leader?.kill(); // the signal goes now; the promise is its exit
+      });
+      await exited;
     });
     console.log(
-      `NATS leader ${killed} killed: ${JSON.stringify({ answers, acknowledged: acknowledged.size, notRun })}`,
+      `NATS leader ${killed} killed with ${unconfirmedAtKill} publishes unacknowledged (${publishes.failedAfterKill} failed after it): ${JSON.stringify({ answers, acknowledged: acknowledged.size, notRun, reasons: publishes.reasons() })}`,
     );
-    expect(killed, 'the stream leader was killed').toBeDefined();
+    expect(unconfirmedAtKill, 'handoffs in flight at the kill').toBeGreaterThan(0);
     expect(notRun).toEqual([]);
     expect(acknowledged.size).toBe(EVENTS);
   },

@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
+import { callUser } from '../../base/deadline.js';
 import { kindOf, WebhookConfigError } from '../../base/errors.js';
 import type { DurableJob, DurableQueueCounts, EnqueueResult } from '../port.js';
 import { type LedgerStatements, ledgerStatements, TABLE_NAME } from './sql.js';
@@ -60,8 +61,8 @@ export type LedgerClaim =
 export interface Ledger {
   readonly queue: string;
   ready(): Promise<void>;
-  /** `enqueued` when the caller must publish the job now. */
-  admit(job: DurableJob): Promise<EnqueueResult>;
+  /** `enqueued` when the caller must publish the job now; `text` is the job as JSON. */
+  admit(key: string, text: string): Promise<EnqueueResult>;
   withdraw(key: string): Promise<void>;
   claim(key: string, leaseMs: number): Promise<LedgerClaim>;
   complete(key: string, token: string, retentionMs: number): Promise<void>;
@@ -94,22 +95,25 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
   let pool: LedgerPool | undefined;
   const sql = ledgerStatements(table);
   let created: Promise<void> | undefined;
+  // Set once the table exists: a statement then goes to the pool without waiting on `created` first.
+  let opened: LedgerPool | undefined;
   const ready = () => {
     created ??= (async () => {
       pool = await opening;
       await createTable(pool, sql, table);
+      opened = pool;
     })();
     created.catch(() => {
       created = undefined; // unreachable or refused: the next use tries again
     });
     return created;
   };
-  const query: Query = async (text, values, name) => {
-    await ready();
-    return name
-      ? (pool as LedgerPool).query({ name, text, values })
-      : (pool as LedgerPool).query(text, values);
-  };
+  const send = (to: LedgerPool, text: string, values: unknown[], name?: string) =>
+    name ? to.query({ name, text, values }) : to.query(text, values);
+  const query: Query = (text, values, name) =>
+    opened
+      ? Promise.resolve(callUser(() => send(opened as LedgerPool, text, values, name)))
+      : ready().then(() => send(pool as LedgerPool, text, values, name));
   return {
     queue,
     ready,
@@ -152,17 +156,14 @@ function eventRows(
   // Named per table: a connection keeps the statement under its name, and another table's differs.
   const admitStatement = `mw_admit_${createHash('sha256').update(sql.admit).digest('hex').slice(0, 24)}`;
   return {
-    async admit(job) {
-      const key = stored(job.key);
-      const admitted = await query(
-        sql.admit,
-        [queue, key, JSON.stringify(job), REPUBLISH_AFTER_MS],
-        admitStatement,
-      );
-      if (admitted.rowCount) return 'enqueued';
+    async admit(jobKey, text) {
+      const key = stored(jobKey);
+      const written = () => query(sql.admit, [queue, key, text], admitStatement);
+      if ((await written()).rowCount) return 'enqueued';
+      if ((await query(sql.readmit, [queue, key, text, REPUBLISH_AFTER_MS])).rowCount) return 'enqueued';
       const state = await stateOf(key);
-      // Gone between the two reads (a purge): the next delivery admits it.
-      if (state === undefined) return 'in_progress';
+      // Gone between the reads (swept or purged): written now, or by the next delivery.
+      if (state === undefined) return (await written()).rowCount ? 'enqueued' : 'in_progress';
       return state === 'completed' || state === 'dead' ? 'duplicate' : 'in_progress';
     },
     async withdraw(key) {

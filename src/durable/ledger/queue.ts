@@ -1,4 +1,4 @@
-import { withDeadline } from '../../base/deadline.js';
+import { boundsItsOwnEnqueue, withDeadline } from '../../base/deadline.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
@@ -12,9 +12,12 @@ import { seenKeys } from './seen-keys.js';
  */
 export const ORPHAN_MARGIN_MS = 60_000;
 
-/** What a queue needs of its broker: publish one job until the broker holds it, open, close. */
+/**
+ * What a queue needs of its broker: publish one job (`text`, the job as JSON, the same text its ledger row
+ * holds) until the broker holds it, open, close.
+ */
 export interface LedgerBroker {
-  publish(job: DurableJob, deadlineMs: number): Promise<unknown>;
+  publish(job: DurableJob, text: string, deadlineMs: number): Promise<unknown>;
   open(): Promise<unknown>;
   close(): Promise<void>;
 }
@@ -58,8 +61,8 @@ export function ledgerQueue<E extends string>(
   const poller = countsPoller(() => ledger.counts(), options.countsIntervalMs ?? COUNTS_INTERVAL_MS);
 
   const seen = seenKeys();
-  const publish = (job: DurableJob, deadlineMs: number) =>
-    broker.publish(job, deadlineMs).then(
+  const publish = (job: DurableJob, text: string, deadlineMs: number) =>
+    broker.publish(job, text, deadlineMs).then(
       () => undefined,
       (error: unknown) => ({ error }),
     );
@@ -68,11 +71,12 @@ export function ledgerQueue<E extends string>(
     // A first delivery: the row and the publish go out together, and the handoff waits for the slower of the
     // two round trips, not their sum. A worker that meets the message before its row looks again
     // (`orphanGraceMs`). A redelivery this process handed off lately publishes only once its row is written.
-    const publishing = seen.again(job.key) ? undefined : publish(job, deadlineMs);
-    const admitted = await ledger.admit(job);
+    const text = JSON.stringify(job);
+    const publishing = seen.again(job.key) ? undefined : publish(job, text, deadlineMs);
+    const admitted = await ledger.admit(job.key, text);
     // A copy of an event queued, running or settled: a copy published runs nothing (the claim decides).
     if (admitted !== 'enqueued') return admitted;
-    const failed = await (publishing ?? publish(job, deadlineMs));
+    const failed = await (publishing ?? publish(job, text, deadlineMs));
     if (failed) {
       // Not held: the service's retry of this delivery hands it off again.
       await ledger.withdraw(job.key).catch(() => {});
@@ -81,7 +85,7 @@ export function ledgerQueue<E extends string>(
     return 'enqueued';
   }
 
-  const queue: LedgerQueue<E> = {
+  const queue: LedgerQueue<E> = boundsItsOwnEnqueue({
     engine,
     name,
     ready: (deadlineMs = 10_000) =>
@@ -98,6 +102,6 @@ export function ledgerQueue<E extends string>(
       await broker.close();
       await ledger.close();
     },
-  };
+  });
   return { queue, parts: { ledger, schedule, retentionMs, orphanGraceMs: broker.orphanGraceMs } };
 }

@@ -20,37 +20,25 @@ export function ledgerStatements(table: string) {
   const t = quotedTable(table);
   const index = (suffix: string) => `"${table.replaceAll('.', '_')}_${suffix}"`;
   return {
-    create: [
-      `CREATE TABLE IF NOT EXISTS ${t} (
-        queue text NOT NULL,
-        key text NOT NULL,
-        state text NOT NULL,
-        job text NOT NULL,
-        attempt integer NOT NULL DEFAULT 0,
-        run_token text,
-        lease_until timestamptz,
-        enqueued_at timestamptz NOT NULL DEFAULT now(),
-        changed_at timestamptz NOT NULL DEFAULT now(),
-        expires_at timestamptz,
-        error_code text,
-        error_message text,
-        PRIMARY KEY (queue, key))`,
-      `CREATE INDEX IF NOT EXISTS ${index('live')} ON ${t} (queue, state, changed_at) WHERE state <> 'completed'`,
-      `CREATE INDEX IF NOT EXISTS ${index('expiry')} ON ${t} (queue, expires_at) WHERE state = 'completed'`,
-    ],
+    create: createStatements(t, index),
     /**
-     * A new event, an event whose dedupe window ended, or one queued so long ago ($4 ms) that its handoff may
-     * never have reached the broker (a receiver that died between this row and the broker's confirm): the row
-     * is (re)written (a row count of 1), and the caller publishes. Else nothing is written.
+     * A new event: the row is written (a row count of 1), and the caller publishes. A key already in the table
+     * writes nothing, and `readmit` decides. Kept apart from readmit because a new event is the common case,
+     * and a plain insert costs PostgreSQL less than an upsert with a condition.
      */
-    admit: `INSERT INTO ${t} AS l (queue, key, state, job) VALUES ($1, $2, 'queued', $3)
-      ON CONFLICT (queue, key) DO UPDATE SET
-        state = 'queued', job = excluded.job, changed_at = now(),
+    admit: `INSERT INTO ${t} (queue, key, state, job) VALUES ($1, $2, 'queued', $3) ON CONFLICT (queue, key) DO NOTHING`,
+    /**
+     * An event whose dedupe window ended, or one queued so long ago ($4 ms) that its handoff may never have
+     * reached the broker (a receiver that died between its row and the broker's confirm): the row is
+     * rewritten (a row count of 1), and the caller publishes. Else nothing is written.
+     */
+    readmit: `UPDATE ${t} AS l SET state = 'queued', job = $3, changed_at = now(),
         attempt = CASE WHEN l.state = 'completed' THEN 0 ELSE l.attempt END,
         enqueued_at = CASE WHEN l.state = 'completed' THEN now() ELSE l.enqueued_at END,
         expires_at = NULL, run_token = NULL, lease_until = NULL
-      WHERE (l.state = 'completed' AND l.expires_at <= now())
-         OR (l.state IN ('queued', 'retrying') AND l.changed_at <= now() - make_interval(secs => $4 / 1000.0))`,
+      WHERE l.queue = $1 AND l.key = $2
+        AND ((l.state = 'completed' AND l.expires_at <= now())
+          OR (l.state IN ('queued', 'retrying') AND l.changed_at <= now() - make_interval(secs => $4 / 1000.0)))`,
     stateOf: `SELECT state FROM ${t} WHERE queue = $1 AND key = $2`,
     /** A handoff the broker refused: the row goes, so the service's retry hands the event off again. */
     withdraw: `DELETE FROM ${t} WHERE queue = $1 AND key = $2 AND state = 'queued' AND attempt = 0`,
@@ -94,6 +82,28 @@ export function ledgerStatements(table: string) {
     purge: `DELETE FROM ${t} WHERE queue = $1 AND key = $2 AND state = 'dead'`,
     dropQueue: `DELETE FROM ${t} WHERE queue = $1`,
   };
+}
+
+/** The ledger's table and its two partial indexes: the live rows by state, the completed ones by expiry. */
+function createStatements(t: string, index: (suffix: string) => string): string[] {
+  return [
+    `CREATE TABLE IF NOT EXISTS ${t} (
+      queue text NOT NULL,
+      key text NOT NULL,
+      state text NOT NULL,
+      job text NOT NULL,
+      attempt integer NOT NULL DEFAULT 0,
+      run_token text,
+      lease_until timestamptz,
+      enqueued_at timestamptz NOT NULL DEFAULT now(),
+      changed_at timestamptz NOT NULL DEFAULT now(),
+      expires_at timestamptz,
+      error_code text,
+      error_message text,
+      PRIMARY KEY (queue, key))`,
+    `CREATE INDEX IF NOT EXISTS ${index('live')} ON ${t} (queue, state, changed_at) WHERE state <> 'completed'`,
+    `CREATE INDEX IF NOT EXISTS ${index('expiry')} ON ${t} (queue, expires_at) WHERE state = 'completed'`,
+  ];
 }
 
 export type LedgerStatements = ReturnType<typeof ledgerStatements>;

@@ -43,6 +43,8 @@ export class NatsBroker {
   readonly #settings: NatsStreamSettings | undefined;
   #connection: Promise<NatsConnection> | undefined;
   #declared: Promise<{ js: JetStreamClient; jsm: JetStreamManager }> | undefined;
+  /** What `#declared` resolved to: a publish then need not wait on it first. */
+  #jetstream: { js: JetStreamClient; jsm: JetStreamManager } | undefined;
 
   /** Without `settings`, the stream and consumer are used as they are, never declared. */
   constructor(
@@ -89,7 +91,8 @@ export class NatsBroker {
       const { jetstream, jetstreamManager } = await import('@nats-io/jetstream');
       const jsm = await jetstreamManager(nc);
       if (this.#settings) await this.#declare(jsm, this.#settings);
-      return { js: jetstream(nc), jsm };
+      this.#jetstream = { js: jetstream(nc), jsm };
+      return this.#jetstream;
     })();
     this.#declared.catch(() => {
       this.#declared = undefined;
@@ -130,12 +133,13 @@ export class NatsBroker {
   /**
    * Publishes the job and resolves once JetStream acknowledged it stored (or, within the duplicate window, that
    * it holds the same Nats-Msg-Id already). `replay` gives the message an id of its own: a dead letter
-   * replayed within the window is a new message, not a duplicate of its first handoff.
+   * replayed within the window is a new message, not a duplicate of its first handoff. `text` is the job as
+   * JSON, when the caller has it already (the ledger row's).
    */
-  async publish(job: DurableJob, timeoutMs: number, replay = false): Promise<void> {
-    const { js } = await this.jetstream();
+  async publish(job: DurableJob, timeoutMs: number, replay = false, text?: string): Promise<void> {
+    const { js } = this.#jetstream ?? (await this.jetstream());
     const msgID = replay ? `${msgIdOf(job.key)}:replay:${randomUUID()}` : msgIdOf(job.key);
-    await js.publish(this.subject, JSON.stringify(job), { msgID, timeout: timeoutMs });
+    await js.publish(this.subject, text ?? JSON.stringify(job), { msgID, timeout: timeoutMs });
   }
 
   async close(): Promise<void> {
@@ -143,6 +147,7 @@ export class NatsBroker {
     const nc = await this.#connection?.catch(() => undefined);
     this.#connection = undefined;
     this.#declared = undefined;
+    this.#jetstream = undefined;
     await nc?.drain().catch(() => nc.close());
   }
 }

@@ -59,7 +59,7 @@ export function natsQueue(options: NatsQueueOptions): NatsDurableQueue {
       opens: 'JetStream stream',
       // Within the window a retry's publish is dropped as a copy of this message: it is the event's only one.
       orphanGraceMs: duplicateWindowMs + ORPHAN_MARGIN_MS,
-      publish: (job, deadlineMs) => broker.publish(job, deadlineMs),
+      publish: (job, text, deadlineMs) => broker.publish(job, deadlineMs, false, text),
       open: () => broker.jetstream(),
       close: () => broker.close(),
     },

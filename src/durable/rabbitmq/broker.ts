@@ -40,6 +40,8 @@ export class Broker {
   readonly #options: RabbitmqConnectionOptions;
   #connection: Promise<ChannelModel> | undefined;
   #publisher: Promise<ConfirmChannel> | undefined;
+  /** The publishing channel once open: a publish then goes out without waiting on `#publisher` first. */
+  #open: ConfirmChannel | undefined;
   readonly #waits = new Map<number, Promise<unknown>>();
   #closed = false;
   #next = 0;
@@ -103,18 +105,25 @@ export class Broker {
 
   /** The shared publishing channel, opened again once it closed. */
   publisher(): Promise<ConfirmChannel> {
-    this.#publisher ??= (async () => {
+    if (this.#publisher) return this.#publisher;
+    // A channel retired after a nack closes later: its close must not forget the channel opened after it.
+    let opening!: Promise<ConfirmChannel>;
+    opening = (async () => {
       const channel = await this.channel();
       channel.on('close', () => {
+        if (this.#open === channel) this.#open = undefined;
+        if (this.#publisher !== opening) return;
         this.#publisher = undefined;
         this.#waits.clear();
       });
+      if (this.#publisher === opening) this.#open = channel;
       return channel;
     })();
-    this.#publisher.catch(() => {
-      this.#publisher = undefined;
+    this.#publisher = opening;
+    opening.catch(() => {
+      if (this.#publisher === opening) this.#publisher = undefined;
     });
-    return this.#publisher;
+    return opening;
   }
 
   async #declare(channel: ConfirmChannel): Promise<void> {
@@ -136,23 +145,55 @@ export class Broker {
    * Publishes to a queue and resolves once RabbitMQ confirmed it; a nack or a closed channel rejects. The
    * message's timestamp (AMQP's, in seconds) is when it was first published, unless `options` carries one.
    */
-  async publish(queue: string, job: DurableJob, options: Options.Publish = {}, channel?: ConfirmChannel) {
-    const target = channel ?? (await this.publisher());
-    const body = Buffer.from(JSON.stringify(job));
-    await new Promise<void>((resolve, reject) => {
+  publish(
+    queue: string,
+    job: DurableJob,
+    options?: Options.Publish,
+    channel?: ConfirmChannel,
+  ): Promise<void> {
+    return this.publishText(queue, job.key, JSON.stringify(job), options, channel);
+  }
+
+  /** As publish, with the job already as JSON `text` (the ledger row's). */
+  publishText(
+    queue: string,
+    key: string,
+    text: string,
+    options?: Options.Publish,
+    channel?: ConfirmChannel,
+  ): Promise<void> {
+    const target = channel ?? this.#open;
+    if (!target)
+      return this.publisher().then((opened) => this.publishText(queue, key, text, options, opened));
+    return new Promise<void>((resolve, reject) => {
+      const properties: Options.Publish = {
+        persistent: true,
+        contentType: 'application/json',
+        messageId: messageIdOf(key),
+        timestamp: Math.floor(Date.now() / 1000),
+      };
       target.sendToQueue(
         queue,
-        body,
-        {
-          persistent: true,
-          contentType: 'application/json',
-          messageId: messageIdOf(job.key),
-          timestamp: Math.floor(Date.now() / 1000),
-          ...options,
+        Buffer.from(text),
+        options ? Object.assign(properties, options) : properties,
+        (error) => {
+          if (!error) return resolve();
+          if (target === this.#open) this.#retire(target);
+          reject(nacked(error));
         },
-        (error) => (error ? reject(nacked(error)) : resolve()),
       );
     });
+  }
+
+  /**
+   * The shared channel after a nack: the next publish opens another. A quorum queue that lost its leader can
+   * go on nacking every publish of a channel that published to it before, after a new leader took over.
+   */
+  #retire(channel: ConfirmChannel): void {
+    this.#open = undefined;
+    this.#publisher = undefined;
+    this.#waits.clear();
+    channel.close().catch(() => {});
   }
 
   /**

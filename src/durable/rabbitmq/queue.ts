@@ -44,7 +44,7 @@ export function rabbitmqQueue(options: RabbitmqQueueOptions): RabbitmqDurableQue
       name: 'RabbitMQ',
       opens: 'RabbitMQ queue',
       orphanGraceMs: ORPHAN_MARGIN_MS,
-      publish: (job) => broker.publish(name, job),
+      publish: (job, text) => broker.publishText(name, job.key, text),
       open: () => broker.publisher(),
       close: () => broker.close(),
     },

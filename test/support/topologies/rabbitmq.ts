@@ -167,6 +167,22 @@ export async function ownRabbitmqCluster(size = 3) {
     },
     /** SIGKILLs every process of the node. */
     kill: stopNode,
+    /**
+     * Finds the processes of the node now, and returns what SIGKILLs them at once (no wait between the
+     * moment it is called and the signals); `kill` afterwards finds any it started since.
+     */
+    async killer(name: string): Promise<() => void> {
+      const pids = await processesWith(`RABBITMQ_NODENAME=${name}`);
+      return () => {
+        for (const pid of pids) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // gone already
+          }
+        }
+      };
+    },
     async remove() {
       for (const node of nodes) await stopNode(node.name);
       await rm(base, { recursive: true, force: true });

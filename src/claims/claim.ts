@@ -52,9 +52,15 @@ export class Claims<Tx> {
    * Never rejects.
    */
   take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
-    const claiming: Promise<ClaimResult | OpenClaimResult<Tx>> = this.calls.opensTransactions
-      ? claimInTransaction(this.calls, key, this.leaseMs)
-      : this.calls.claim(key, this.leaseMs);
+    let claiming: Promise<ClaimResult | OpenClaimResult<Tx>>;
+    try {
+      // Reading the store's methods runs its code too (a getter may throw).
+      claiming = this.calls.opensTransactions
+        ? claimInTransaction(this.calls, key, this.leaseMs)
+        : this.calls.claim(key, this.leaseMs);
+    } catch (cause) {
+      return this.#unavailable(cause, context);
+    }
     return claiming.then(
       (result) => {
         if (result.status !== 'claimed') return result;
@@ -138,7 +144,13 @@ export class Claim<Tx> {
   /** Runs the handlers, then settles by how they ran; never rejects. */
   run(): Promise<Settlement> {
     this.#state = 'running';
-    const ran = this.parts.calls.transactional ? this.#inTransaction() : this.#handlers();
+    let ran: Promise<Ran>;
+    try {
+      ran = this.parts.calls.transactional ? this.#inTransaction() : this.#handlers();
+    } catch (error) {
+      // A store whose transact getter throws: a bug passed on to the caller, as a rejection like any other.
+      ran = Promise.reject(error);
+    }
     this.#run = ran.then((outcome) => this.#settle(outcome));
     return this.#run;
   }

@@ -94,9 +94,15 @@ function settleFirst<T, L>(
  * `work`, or the error `late` makes once `ms` passed first, as withDeadline; for the calls every request makes,
  * which mostly answer before the event loop turns (an in-memory store, a cache hit). The timer is armed only
  * for work still waiting when the current turn ends, with what is left of its `ms`: work that settles within
- * the turn costs no timer, and one setImmediate serves every call of the turn.
+ * the turn costs no timer, and one setImmediate serves every call of the turn. `check` turns what the work
+ * resolved into the answer (or throws why it is none) in the same reaction: no promise of its own per call.
  */
-export function withinTurnOrDeadline<T>(work: Promise<T>, ms: number, late: () => Error): Promise<T> {
+export function withinTurnOrDeadline<S, T = S>(
+  work: Promise<S>,
+  ms: number,
+  late: () => Error,
+  check: (value: S) => T = (value) => value as unknown as T,
+): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const now = Date.now();
     const wait: Wait = { dueAt: now + ms, timer: undefined, settled: false, late: () => reject(late()) };
@@ -110,7 +116,11 @@ export function withinTurnOrDeadline<T>(work: Promise<T>, ms: number, late: () =
     work.then(
       (value) => {
         settle(wait);
-        resolve(value);
+        try {
+          resolve(check(value));
+        } catch (error) {
+          reject(error);
+        }
       },
       (error: unknown) => {
         settle(wait);

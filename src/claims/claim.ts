@@ -1,3 +1,4 @@
+import { callUser } from '../base/deadline.js';
 import type { ErrorContext } from '../contract/context.js';
 import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailable.js';
@@ -50,18 +51,27 @@ export class Claims<Tx> {
    * `handle` its handlers), or a duplicate, an event another run holds, or a store that failed in any way.
    * Never rejects.
    */
-  async take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
-    let result: ClaimResult | OpenClaimResult<Tx>;
+  take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
+    let claiming: Promise<ClaimResult | OpenClaimResult<Tx>>;
     try {
-      result = this.calls.opensTransactions
-        ? await claimInTransaction(this.calls, key, this.leaseMs)
-        : await this.calls.claim(key, this.leaseMs);
+      // Reading the store's methods runs its code too (a getter may throw).
+      claiming = this.calls.opensTransactions
+        ? claimInTransaction(this.calls, key, this.leaseMs)
+        : this.calls.claim(key, this.leaseMs);
     } catch (cause) {
       return this.#unavailable(cause, context);
     }
-    if (result.status !== 'claimed') return result;
-    const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
-    return { status: 'claimed', claim: new Claim(this, { key, token: result.token, context }, handle, open) };
+    return claiming.then(
+      (result) => {
+        if (result.status !== 'claimed') return result;
+        const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
+        return {
+          status: 'claimed',
+          claim: new Claim(this, { key, token: result.token, context }, handle, open),
+        };
+      },
+      (cause: unknown) => this.#unavailable(cause, context),
+    );
   }
 
   async #unavailable(cause: unknown, context: ErrorContext): Promise<Taken<Tx>> {
@@ -134,7 +144,14 @@ export class Claim<Tx> {
   /** Runs the handlers, then settles by how they ran; never rejects. */
   run(): Promise<Settlement> {
     this.#state = 'running';
-    this.#run = this.#runThenSettle();
+    let ran: Promise<Ran>;
+    try {
+      ran = this.parts.calls.transactional ? this.#inTransaction() : this.#handlers();
+    } catch (error) {
+      // A store whose transact getter throws: a bug passed on to the caller, as a rejection like any other.
+      ran = Promise.reject(error);
+    }
+    this.#run = ran.then((outcome) => this.#settle(outcome));
     return this.#run;
   }
 
@@ -146,21 +163,23 @@ export class Claim<Tx> {
     return this.#release();
   }
 
-  async #runThenSettle(): Promise<Settlement> {
-    const ran = this.parts.calls.transactional ? await this.#inTransaction() : await this.#handlers();
+  #settle(ran: Ran): Settlement | Promise<Settlement> {
     // Given up by shutdown while the handlers ran: the claim was released then.
     if (this.#state !== 'running') return ABANDONED;
     this.#state = 'settling';
     return ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
   }
 
-  async #handlers(): Promise<Ran> {
-    try {
-      await this.handle(undefined as Tx);
-      return NOT_COMMITTED;
-    } catch (error) {
-      return { ok: false, reason: 'handler_failed', cause: error ?? REJECTED_WITHOUT_REASON() };
-    }
+  /** The handlers without a transaction: whatever they do (throw, answer nothing or any thenable) is a Ran. */
+  #handlers(): Promise<Ran> {
+    return Promise.resolve(callUser(() => this.handle(undefined as Tx))).then(
+      () => NOT_COMMITTED,
+      (error: unknown) => ({
+        ok: false,
+        reason: 'handler_failed',
+        cause: error ?? REJECTED_WITHOUT_REASON(),
+      }),
+    );
   }
 
   /** Runs the handlers inside the store's transaction; a failure says whose it was. */
@@ -188,27 +207,30 @@ export class Claim<Tx> {
     }
   }
 
-  async #complete(committed: boolean): Promise<Settlement> {
+  #complete(committed: boolean): Settlement | Promise<Settlement> {
     const { calls, retentionMs, leases } = this.parts;
     leases.drop(this.#lease);
     this.#state = 'settled';
     if (committed) return COMPLETED;
     // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
     // lease expires and a later retry may run the event again (at-least-once).
-    let owned: boolean;
-    try {
-      owned = await calls.complete(this.held.key, this.held.token, retentionMs);
-    } catch (cause) {
-      // A completion the replicas asked for (waitForReplicas) do not hold is never acknowledged.
-      if (cause instanceof ReplicasBehindError && !cause.accepted) return this.#unreplicated(cause);
-      await this.#tell('store_unavailable', 'The dedupe store failed to record a completed event.', cause);
-      return COMPLETED;
-    }
-    if (!owned) {
-      const { eventType } = this.held.context;
-      const message = `The claim of ${eventType} was taken over before it completed; a retry may run it again.`;
-      await this.#tell('lease_lost', message, undefined);
-    }
+    return calls.complete(this.held.key, this.held.token, retentionMs).then(
+      (owned) => (owned ? COMPLETED : this.#lost()),
+      (cause: unknown) => this.#unrecorded(cause),
+    );
+  }
+
+  async #lost(): Promise<Settlement> {
+    const { eventType } = this.held.context;
+    const message = `The claim of ${eventType} was taken over before it completed; a retry may run it again.`;
+    await this.#tell('lease_lost', message, undefined);
+    return COMPLETED;
+  }
+
+  async #unrecorded(cause: unknown): Promise<Settlement> {
+    // A completion the replicas asked for (waitForReplicas) do not hold is never acknowledged.
+    if (cause instanceof ReplicasBehindError && !cause.accepted) return this.#unreplicated(cause);
+    await this.#tell('store_unavailable', 'The dedupe store failed to record a completed event.', cause);
     return COMPLETED;
   }
 

@@ -1,5 +1,5 @@
 import type { DedupeStore, OpenClaimResult } from '../stores/types.js';
-import { checkClaim, type StoreCalls, StoreContractError } from './store-calls.js';
+import { answerOf, checkClaim, type StoreCalls, StoreContractError } from './store-calls.js';
 
 /**
  * The claim taken as the first statement of the transaction the handlers run in (a store with
@@ -11,17 +11,14 @@ export function claimInTransaction<Tx>(
   key: string,
   leaseMs: number,
 ): Promise<OpenClaimResult<Tx>> {
-  const claiming = checkedOpenClaim(calls.store, key, leaseMs);
-  return calls.within('claim', claiming, () => void abandonLate(claiming));
+  const { store } = calls;
+  const claimInTransaction = store.claimInTransaction as NonNullable<DedupeStore<Tx>['claimInTransaction']>;
+  const claiming = answerOf(() => claimInTransaction.call(store, key, leaseMs));
+  return calls.within('claim', claiming, checkOpenClaim, () => void abandonLate(claiming));
 }
 
-async function checkedOpenClaim<Tx>(
-  store: DedupeStore<Tx>,
-  key: string,
-  leaseMs: number,
-): Promise<OpenClaimResult<Tx>> {
-  const claimInTransaction = store.claimInTransaction as NonNullable<DedupeStore<Tx>['claimInTransaction']>;
-  const result = checkClaim(await claimInTransaction.call(store, key, leaseMs)) as OpenClaimResult<Tx>;
+function checkOpenClaim<Tx>(answer: OpenClaimResult<Tx>): OpenClaimResult<Tx> {
+  const result = checkClaim(answer) as OpenClaimResult<Tx>;
   if (
     result.status === 'claimed' &&
     (typeof result.run !== 'function' || typeof result.abandon !== 'function')
@@ -34,7 +31,7 @@ async function checkedOpenClaim<Tx>(
 
 async function abandonLate<Tx>(claiming: Promise<OpenClaimResult<Tx>>): Promise<void> {
   try {
-    const late = await claiming;
+    const late = checkOpenClaim(await claiming);
     if (late.status === 'claimed') await late.abandon();
   } catch {
     // The claim failed after all: nothing to roll back.

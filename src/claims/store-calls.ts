@@ -1,4 +1,4 @@
-import { withinTurnOrDeadline } from '../base/deadline.js';
+import { type Awaitable, callUser, withinTurnOrDeadline } from '../base/deadline.js';
 import { type Poller, startPoller } from '../base/poller.js';
 import type { ErrorContext } from '../contract/context.js';
 import { StoreTimeoutError } from '../stores/deadline.js';
@@ -27,9 +27,9 @@ export class StoreCalls<Tx> {
   ) {}
 
   claim(key: string, leaseMs: number): Promise<ClaimResult> {
-    const claiming = checkedClaim(this.store, key, leaseMs);
+    const claiming = answerOf(() => this.store.claim(key, leaseMs));
     // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-    return this.within('claim', claiming, () => void this.#releaseLate(key, claiming));
+    return this.within('claim', claiming, checkClaim, () => void this.#releaseLate(key, claiming));
   }
 
   complete(key: string, token: string, retentionMs: number): Promise<boolean> {
@@ -59,25 +59,30 @@ export class StoreCalls<Tx> {
     return this.transactional && typeof this.store.claimInTransaction === 'function';
   }
 
-  #settle(method: 'complete' | 'renew' | 'release', call: () => PromiseLike<boolean> | boolean) {
-    return this.within(method, checkedOwned(method, call));
+  #settle(method: 'complete' | 'renew' | 'release', call: () => Awaitable<boolean>): Promise<boolean> {
+    return this.within(method, answerOf(call), (owned) => checkOwned(method, owned));
   }
 
-  /** `work` within the deadline; `late` runs once the deadline passed first. */
-  within<T>(method: string, work: Promise<T>, late?: () => void): Promise<T> {
-    return withinTurnOrDeadline(work, this.timeoutMs, () => {
-      late?.();
-      return new StoreTimeoutError(
-        `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
-          'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
-          "store's promise always settles.",
-      );
-    });
+  /** What the store answered to `work`, checked (`check` throws when it is no answer), within the deadline; `late` runs once the deadline passed first. */
+  within<S, T>(method: string, work: Promise<S>, check: (answer: S) => T, late?: () => void): Promise<T> {
+    return withinTurnOrDeadline(
+      work,
+      this.timeoutMs,
+      () => {
+        late?.();
+        return new StoreTimeoutError(
+          `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
+            'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
+            "store's promise always settles.",
+        );
+      },
+      check,
+    );
   }
 
   async #releaseLate(key: string, claiming: Promise<ClaimResult>): Promise<void> {
     try {
-      const late = await claiming;
+      const late = checkClaim(await claiming);
       if (late.status === 'claimed') await this.store.release(key, late.token);
     } catch {
       // Nothing to hand back, or the store is still failing: the lease then ends by itself.
@@ -85,13 +90,12 @@ export class StoreCalls<Tx> {
   }
 }
 
-/** The store's claim, awaited as `await` takes any answer (a throw, a thenable, a plain value), then checked. */
-async function checkedClaim<Tx>(store: DedupeStore<Tx>, key: string, leaseMs: number): Promise<ClaimResult> {
-  return checkClaim(await store.claim(key, leaseMs));
-}
-
-async function checkedOwned(method: string, call: () => PromiseLike<boolean> | boolean): Promise<boolean> {
-  return checkOwned(method, await call());
+/**
+ * A store call's answer as a native promise, whatever the store did (threw, answered a thenable or a plain
+ * value), as `await` would take it; a native promise passes through as it is.
+ */
+export function answerOf<T>(call: () => Awaitable<T>): Promise<T> {
+  return Promise.resolve(callUser(call));
 }
 
 const CLAIM_SHAPE =

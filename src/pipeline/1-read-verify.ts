@@ -61,16 +61,25 @@ function isIdentity(encoding: string): boolean {
  * Reads the body within `maxBytes` and `deadlineMs`, streaming when the adapter gave a reader. Anything that is
  * not bytes or a string (a framework parsed it first) is body_already_parsed, and the message names what came.
  */
-export async function readBody(
+export function readBody(
+  received: Received,
+  maxBytes: number,
+  deadlineMs: number,
+): Read | Rejection | Promise<Read | Rejection> {
+  // A body the adapter already holds is checked as it is: only a stream is waited for.
+  if (!received.request.readBody) return acceptBody(received, received.request.rawBody, maxBytes);
+  return readStream(received, maxBytes, deadlineMs);
+}
+
+async function readStream(
   received: Received,
   maxBytes: number,
   deadlineMs: number,
 ): Promise<Read | Rejection> {
   const { request } = received;
-  if (!request.readBody) return acceptBody(received, request.rawBody, maxBytes);
   let body: unknown;
   try {
-    body = await request.readBody(maxBytes, deadlineMs);
+    body = await request.readBody?.(maxBytes, deadlineMs);
   } catch {
     return REQUEST_ABORTED;
   }
@@ -126,16 +135,16 @@ export function signatureOf(verifier: Verifier): Signature {
 }
 
 /** Checks the signature over the raw body (the crypto provider's own wait, when it has one, is awaited). */
-export async function verify(
-  read: Read,
-  signature: Signature,
-  nowSeconds: number,
-): Promise<Verified | Rejection> {
-  const result = await signature.check({ headers: read.request.headers, body: read.body }, nowSeconds);
-  return accept(read, result, signature, nowSeconds);
+/** What the verify stage checks: the request's headers and body, as the signature reads them. */
+export function signedInput(read: Read): { headers: HeaderSource; body: string | Uint8Array } {
+  return { headers: read.request.headers, body: read.body };
 }
 
-function accept(
+/**
+ * The verify stage's answer, once the signature checked the request (`signature.check(signedInput(read))`,
+ * awaited by the walk: synchronous where the crypto is).
+ */
+export function acceptSignature(
   read: Read,
   result: VerifyResult,
   signature: Signature,

@@ -8,13 +8,14 @@ import type { TraceSpan } from '../contract/tracing.js';
 import type { ParsedEvent } from '../events/catalogue.js';
 import type { Mode } from '../signature/secrets.js';
 import {
+  acceptSignature,
   checkRequest,
   type Read,
   type Received,
   readBody,
   type Signature,
+  signedInput,
   type Verified,
-  verify,
 } from './1-read-verify.js';
 import { type Tenanted, type TenantSignatures, tenantSignature, tried } from './2-tenant.js';
 import { dedupeKey, type Keyed, type Parsed, parse, type SignedContent } from './3-event.js';
@@ -80,22 +81,25 @@ export function createPipeline<Tx>(
     // A span the sampler dropped gets no stage spans: only the handlers and a handoff need its context.
     const staged = span?.recording === false ? undefined : span;
     const verifying = staged?.child('verify');
-    const verified = await verify(signed, signature, Math.floor(parts.now() / 1000));
+    const nowSeconds = Math.floor(parts.now() / 1000);
+    const checked = await signature.check(signedInput(signed), nowSeconds);
+    const verified = acceptSignature(signed, checked, signature, nowSeconds);
     if (verifying) endStage(verifying, 'stop' in verified ? verified.stop : undefined);
     if ('stop' in verified) return answered(parts.tenants ? tried(signed, signature) : read, verified, parts);
     // Admitted only now: close() waits for verified work, never for a body still uploading.
     if (admission.closing) return answered(verified, SHUTTING_DOWN, parts);
     admission.enter();
     try {
+      // Answered here without waiting: only body_already_parsed is told to onError first, and reading decided that.
       const parsed = parse(verified, parts.parseEvent);
-      if ('stop' in parsed) return await answered(verified, parsed, parts);
-      if (parts.ignoring?.[parsed.mode]) return await answered(parsed, IGNORED, parts);
+      if ('stop' in parsed) return answered(verified, parsed, parts);
+      if (parts.ignoring?.[parsed.mode]) return answered(parsed, IGNORED, parts);
       const keyed = await dedupeKey(parsed, parts.signedContent);
       const ending = parts.queue
         ? handOff(keyed, parts.queue, parts.report, span)
         : runHere(keyed, running, span);
       // A wait close() gave up on is answered then; what lands later hands back what it took (see Executor).
-      return await answered(keyed, await admission.orGivenUp(ending), parts);
+      return answered(keyed, await admission.orGivenUp(ending), parts);
     } finally {
       admission.leave();
     }
@@ -169,9 +173,19 @@ export function createAdmission(): Admission {
   };
 }
 
-/** 5 the answer of a walk, labelled with what it reached: the event once parsed, the mode, the tenant. */
-async function answered<Tx>(reached: Reached, ending: Ending, parts: PipelineParts<Tx>): Promise<Walked> {
-  return { reached, outcome: tag(reached, await answer(reached, ending, parts)) };
+/**
+ * 5 the answer of a walk, labelled with what it reached: the event once parsed, the mode, the tenant. It waits
+ * only to tell onError of a body already parsed; every other ending is answered as it is.
+ */
+function answered<Tx>(reached: Reached, ending: Ending, parts: PipelineParts<Tx>): Walked | Promise<Walked> {
+  if ('stop' in ending && ending.stop === 'body_already_parsed') {
+    const { requestId } = reached;
+    return bodyAlreadyParsed(requestId, ending, parts.report).then((outcome) => ({
+      reached,
+      outcome: tag(reached, outcome),
+    }));
+  }
+  return { reached, outcome: tag(reached, answer(reached, ending, parts)) };
 }
 
 export interface Answering {
@@ -188,11 +202,8 @@ const REASON_HEADERS: Partial<Record<ReasonCode, Record<string, string>>> = {
   payload_too_large: { connection: 'close' },
 };
 
-/**
- * The answer of a walk: how it was acknowledged, or why a stage rejected it. A body already parsed is also told
- * to onError: the receiver's mounting is at fault, not the sender.
- */
-export async function answer(received: Received, ending: Ending, answering: Answering): Promise<Outcome> {
+/** The answer of a walk: how it was acknowledged, or why a stage rejected it. */
+export function answer(received: Received, ending: Ending, answering: Answering): Outcome {
   const { requestId } = received;
   if ('ack' in ending) {
     if (ending.ack === 'processed') return acceptedOutcome(requestId, 200);
@@ -200,7 +211,6 @@ export async function answer(received: Received, ending: Ending, answering: Answ
     if (ending.ack === 'accepted') return acceptedOutcome(requestId, 202);
     return ignoredOutcome(requestId);
   }
-  if (ending.stop === 'body_already_parsed') return bodyAlreadyParsed(requestId, ending, answering.report);
   return refuse(ending, requestId, answering.retryAfterSeconds);
 }
 
@@ -216,6 +226,7 @@ function refuse(rejection: Rejection, requestId: string, retryAfterSeconds: numb
   });
 }
 
+/** A body already parsed is also told to onError: the receiver's mounting is at fault, not the sender. */
 async function bodyAlreadyParsed(requestId: string, rejection: Rejection, report: Report): Promise<Outcome> {
   const message = rejection.message ?? reasonAnswers.body_already_parsed.message;
   await report('body_already_parsed', message, undefined, { requestId, reason: 'body_already_parsed' });

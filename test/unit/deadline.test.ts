@@ -133,6 +133,19 @@ describe('withinTurnOrDeadline', () => {
     }
   });
 
+  it('answers what check makes of the value, or rejects with what check threw', async () => {
+    const wrong = new Error('not a number');
+    const check = (value: string) => {
+      if (Number.isNaN(Number(value))) throw wrong;
+      return Number(value);
+    };
+    const late = () => new Error('late');
+    await expect(withinTurnOrDeadline(Promise.resolve('42'), 1000, late, check)).resolves.toBe(42);
+    await expect(withinTurnOrDeadline(Promise.resolve('forty-two'), 1000, late, check)).rejects.toBe(wrong);
+    await vi.advanceTimersByTimeAsync(0);
+    expect(vi.getTimerCount()).toBe(0);
+  });
+
   it('clears the armed timer when the work settles after the turn', async () => {
     let finish: (value: string) => void = () => {};
     const slow = new Promise<string>((resolve) => {

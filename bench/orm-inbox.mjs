@@ -3,11 +3,12 @@
 // Per delivery, both do one fresh event's claim with a lease column, the handler's write of one row, the
 // completion, in one transaction of the ORM (by hand: INSERT … ON CONFLICT DO NOTHING / INSERT IGNORE in the
 // transaction; the store: its claim in its transaction, with the write and the completion). Contenders take
-// turns round by round (bench/rounds.mjs), the order alternating, after two warm-up rounds each; the ratio is the
-// median of the per-round ratios (each round's two samples ran back to back, under the same load), and the
-// ms per delivery the median of each side's samples. Statements per delivery are counted on one delivery of each
-// (bench/statement-count.mjs).
-// Env: DATABASE_URL, MYSQL_URL, DELIVERIES (per round, default 200), ROUNDS (15), ONLY (e.g. knex-postgres).
+// turns round by round (bench/rounds.mjs), the order alternating, after four warm-up rounds each; the ratio is the
+// median of the per-round ratios (each round's two samples ran back to back, under the same load: short rounds,
+// many of them, so a burst of other work on the shared machine falls on one pair of samples, not on one side),
+// and the ms per delivery the median of each side's samples. Statements per delivery are counted on one delivery
+// of each (bench/statement-count.mjs).
+// Env: DATABASE_URL, MYSQL_URL, DELIVERIES (per round, default 25), ROUNDS (61), ONLY (e.g. knex-postgres).
 // Prisma runs on the clients the tests generate from test/stores/prisma/*.prisma (generated here when missing).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -31,8 +32,8 @@ import { statementsOf } from './statement-count.mjs';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
-const DELIVERIES = Number(process.env.DELIVERIES ?? 200);
-const ROUNDS = Number(process.env.ROUNDS ?? 15);
+const DELIVERIES = Number(process.env.DELIVERIES ?? 25);
+const ROUNDS = Number(process.env.ROUNDS ?? 61);
 const ONLY = process.env.ONLY?.split(',');
 const run = randomUUID().replaceAll('-', '').slice(0, 8);
 const inbox = `mw_bench_inbox_${run}`;
@@ -318,7 +319,7 @@ for (const [orm, kit] of Object.entries(orms)) {
           }
           return (performance.now() - started) / DELIVERIES;
         },
-        { rounds: ROUNDS, warmups: 2 },
+        { rounds: ROUNDS, warmups: 4 },
       );
       const ratios = samples.store.map((storeMs, round) => samples.byHand[round] / storeMs);
       const statements = [];

@@ -1,5 +1,11 @@
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
+import {
+  type Deadline,
+  operationDeadline,
+  operationTimeout,
+  StoreTimeoutError,
+  withinOperationTimeout,
+} from './deadline.js';
 import { checkMysqlPool, checkOut, mysqlFailedOver, onConnection } from './mysql-pool.js';
 import {
   createMysqlInboxSql,
@@ -150,30 +156,30 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
     // The transaction's own step, for the claim's statements and the completion inside it.
     let step: Step | undefined;
     const onStep: Step = (run) => (step as Step)(run);
-    return this.#bounded((deadline) =>
-      openClaim<PoolConnection>({
-        token,
-        transaction: (work) =>
-          this.#transaction((connection, itsStep) => {
-            step = itsStep;
-            return work(connection);
-          }),
-        claim: (connection) =>
-          claimOnTransaction(
-            'mysql',
-            { mysql: statements },
-            async (text, values) => driverAnswer(await onStep(() => connection.query(text, values))),
-            key,
-            token,
-            leaseMs,
-          ),
-        complete: (connection, retentionMs) =>
-          onStep(() => this.#complete(connection, key, token, retentionMs)),
-        within: (opening) => deadline.within(opening),
-        explain: (error) => error,
-        takenOver: TAKEN_OVER,
-      }),
-    );
+    // The opening's deadline: a claim answering after it is rolled back. Each step bounds itself (step).
+    const deadline = this.#deadline();
+    return openClaim<PoolConnection>({
+      token,
+      transaction: (work) =>
+        this.#transaction((connection, itsStep) => {
+          step = itsStep;
+          return work(connection);
+        }),
+      claim: (connection) =>
+        claimOnTransaction(
+          'mysql',
+          { mysql: statements },
+          async (text, values) => driverAnswer(await onStep(() => connection.query(text, values))),
+          key,
+          token,
+          leaseMs,
+        ),
+      complete: (connection, retentionMs) =>
+        onStep(() => this.#complete(connection, key, token, retentionMs)),
+      within: (opening) => deadline.within(opening),
+      explain: (error) => error,
+      takenOver: TAKEN_OVER,
+    });
   }
 
   /**
@@ -182,10 +188,10 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
    * each `step` of the store and COMMIT get the store's deadline, past which the connection is destroyed.
    */
   async #transaction<R>(work: (connection: PoolConnection, step: Step) => Promise<R>): Promise<R> {
-    const connection = await this.#bounded((deadline) => checkOut(this.#pool, deadline.within));
+    const connection = await checkOut(this.#pool, this.#deadline().within);
     let destroyed = false;
     const step: Step = (run) =>
-      this.#bounded((deadline) => onConnection(connection, deadline.within, run())).catch((error) => {
+      onConnection(connection, this.#deadline().within, run()).catch((error) => {
         destroyed ||= error instanceof StoreTimeoutError;
         throw this.#explain(error);
       });
@@ -238,6 +244,10 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
     } finally {
       if (!destroyed) connection.release();
     }
+  }
+
+  #deadline(): Deadline {
+    return operationDeadline(this.operationTimeoutMs, STORE);
   }
 
   #bounded<R>(operation: (deadline: Deadline) => Promise<R>): Promise<R> {

@@ -3,8 +3,12 @@
 // Per delivery, both do one fresh event's claim with a lease column, the handler's write of one row, the
 // completion, in one transaction of the ORM (by hand: INSERT … ON CONFLICT DO NOTHING / INSERT IGNORE in the
 // transaction; the store: its claim in its transaction, with the write and the completion). Contenders take
-// turns round by round (bench/rounds.mjs) and the median round is reported, as ms per delivery.
-// Env: DATABASE_URL, MYSQL_URL, DELIVERIES (per round, default 200), ROUNDS (7), ONLY (e.g. knex-postgres).
+// turns round by round (bench/rounds.mjs), the order alternating, after four warm-up rounds each; the ratio is the
+// median of the per-round ratios (each round's two samples ran back to back, under the same load: short rounds,
+// many of them, so a burst of other work on the shared machine falls on one pair of samples, not on one side),
+// and the ms per delivery the median of each side's samples. Statements per delivery are counted on one delivery
+// of each (bench/statement-count.mjs).
+// Env: DATABASE_URL, MYSQL_URL, DELIVERIES (per round, default 25), ROUNDS (61), ONLY (e.g. knex-postgres).
 // Prisma runs on the clients the tests generate from test/stores/prisma/*.prisma (generated here when missing).
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
@@ -24,11 +28,12 @@ import { MysqlDedupeStore } from '../dist/src/stores/mysql.js';
 import { PrismaDedupeStore } from '../dist/src/stores/prisma.js';
 import { TypeOrmDedupeStore } from '../dist/src/stores/typeorm.js';
 import { interleavedRounds, median } from './rounds.mjs';
+import { statementsOf } from './statement-count.mjs';
 
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const MYSQL_URL = process.env.MYSQL_URL ?? 'mysql://root@127.0.0.1:3306/test';
-const DELIVERIES = Number(process.env.DELIVERIES ?? 200);
-const ROUNDS = Number(process.env.ROUNDS ?? 7);
+const DELIVERIES = Number(process.env.DELIVERIES ?? 25);
+const ROUNDS = Number(process.env.ROUNDS ?? 61);
 const ONLY = process.env.ONLY?.split(',');
 const run = randomUUID().replaceAll('-', '').slice(0, 8);
 const inbox = `mw_bench_inbox_${run}`;
@@ -274,8 +279,10 @@ const stamp = `${new Date().toISOString().slice(0, 10)}, Node ${process.version}
   .map((n) => n.toFixed(2))
   .join(' ')}`;
 console.log(`ORM inbox vs the same work by hand (${stamp}); ${DELIVERIES} deliveries × ${ROUNDS} rounds`);
-console.log('| ORM | database | store ms/delivery | by hand ms/delivery | store speed ÷ by hand |');
-console.log('| --- | --- | ---: | ---: | ---: |');
+console.log(
+  '| ORM | database | store ms/delivery | by hand ms/delivery | store speed ÷ by hand (median of rounds; lowest–highest) | statements store / by hand |',
+);
+console.log('| --- | --- | ---: | ---: | ---: | ---: |');
 
 for (const [orm, kit] of Object.entries(orms)) {
   for (const dialect of kit.dialects ?? ['postgres', 'mysql']) {
@@ -312,12 +319,17 @@ for (const [orm, kit] of Object.entries(orms)) {
           }
           return (performance.now() - started) / DELIVERIES;
         },
-        { rounds: ROUNDS, warmups: 1 },
+        { rounds: ROUNDS, warmups: 4 },
       );
-      const storeMs = median(samples.store);
-      const handMs = median(samples.byHand);
+      const ratios = samples.store.map((storeMs, round) => samples.byHand[round] / storeMs);
+      const statements = [];
+      for (const name of ['store', 'byHand']) {
+        const id = `evt_${run}_${++n}`;
+        statements.push(await statementsOf(() => contenders[name](`live:${id}`, id)));
+      }
+      const spread = `${Math.min(...ratios).toFixed(2)}–${Math.max(...ratios).toFixed(2)}`;
       console.log(
-        `| ${orm} | ${dialect} | ${storeMs.toFixed(3)} | ${handMs.toFixed(3)} | ${(handMs / storeMs).toFixed(2)}× |`,
+        `| ${orm} | ${dialect} | ${median(samples.store).toFixed(3)} | ${median(samples.byHand).toFixed(3)} | ${median(ratios).toFixed(2)}× (${spread}) | ${statements.join(' / ')} |`,
       );
     } finally {
       for (const table of [inbox, hand, effects]) await kit.run(db, `DROP TABLE IF EXISTS ${table}`);

@@ -37,6 +37,14 @@ function startDeadline(ms: number, store: string, named: number): Deadline {
 }
 
 /**
+ * A deadline of `ms` from now for steps that each bound themselves (`within`), with no wrapper of its own around
+ * them: one timer per step, where withinOperationTimeout adds one for the whole operation.
+ */
+export function operationDeadline(ms: number, store: string): Deadline {
+  return startDeadline(ms, store, ms);
+}
+
+/**
  * One operation within `ms`, else a StoreTimeoutError naming `store` and `operationTimeoutMs` (the option's
  * value, when `ms` is what is left of it). The operation gets its deadline, to bound each step by what is left
  * of it; past it the operation's steps are not stopped, so a store makes sure that nothing it sent lands

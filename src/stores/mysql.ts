@@ -1,5 +1,11 @@
 import type { Pool, PoolConnection, ResultSetHeader, RowDataPacket } from 'mysql2/promise';
-import { type Deadline, operationTimeout, StoreTimeoutError, withinOperationTimeout } from './deadline.js';
+import {
+  type Deadline,
+  operationDeadline,
+  operationTimeout,
+  StoreTimeoutError,
+  withinOperationTimeout,
+} from './deadline.js';
 import { checkMysqlPool, checkOut, mysqlFailedOver, onConnection } from './mysql-pool.js';
 import {
   createMysqlInboxSql,
@@ -12,8 +18,15 @@ import {
   mysqlStoredKey,
   notClaimed,
 } from './mysql-sql.js';
+import { openClaim, TAKEN_OVER } from './open-claim.js';
 import { newOwnerToken } from './owner-token.js';
-import type { ClaimResult, DedupeStore } from './types.js';
+import {
+  claimOnTransaction,
+  driverAnswer,
+  mysqlClaimInTransaction,
+  openMysqlClaim,
+} from './sql-inbox-sql.js';
+import type { ClaimResult, DedupeStore, OpenClaimResult } from './types.js';
 
 export interface MysqlDedupeStoreOptions<T extends boolean = false> {
   /** A `mysql2/promise` Pool (`mysql.createPool({ uri })`). Give it `connectTimeout` too. */
@@ -36,12 +49,16 @@ export interface MysqlDedupeStoreOptions<T extends boolean = false> {
 export type MysqlTx<T extends boolean> = T extends true ? PoolConnection : undefined;
 
 const STORE = 'The MySQL store';
+
+/** One store statement on the transaction's connection, within operationTimeoutMs. */
+type Step = <S>(run: () => Promise<S>) => Promise<S>;
 const MIGRATION = 'sql/webhook_inbox.mysql.sql';
 
 /**
  * Dedupe store shared by several instances through a MySQL or MariaDB inbox table (InnoDB). A new key is
  * claimed in one statement, complete, renew and release are one statement each; leases and retention are
- * measured by the database's clock.
+ * measured by the database's clock. Transactional on MariaDB, the claim is the first statement of the event's
+ * transaction (claimInTransaction); on MySQL, which lacks `SET STATEMENT`, it commits on its own before it.
  */
 export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<MysqlTx<T>> {
   readonly operationTimeoutMs: number;
@@ -55,6 +72,8 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
     retentionMs: number,
     work: (tx: MysqlTx<T>) => Promise<R>,
   ) => Promise<R>;
+  /** Transactional mode on MariaDB: the claim inside the event's transaction (dropped on MySQL at first use). */
+  claimInTransaction?: (key: string, leaseMs: number) => Promise<OpenClaimResult<MysqlTx<T>>>;
 
   constructor(options: MysqlDedupeStoreOptions<T>) {
     this.#pool = checkMysqlPool('MysqlDedupeStore', options?.pool);
@@ -65,6 +84,14 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
       // T is true here, so MysqlTx<T> is PoolConnection (TypeScript does not narrow T from the check).
       this.transact = (key, token, retentionMs, work) =>
         this.#transact(key, token, retentionMs, work as (tx: PoolConnection) => Promise<never>);
+      const inTransaction = mysqlClaimInTransaction(this.#sql);
+      this.claimInTransaction = (key, leaseMs) =>
+        openMysqlClaim(
+          this as MysqlDedupeStore<true>,
+          () => this.#claimInTransaction(inTransaction, key, leaseMs),
+          key,
+          leaseMs,
+        ) as Promise<OpenClaimResult<MysqlTx<T>>>;
     }
   }
 
@@ -111,31 +138,67 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
     return this.#bounded((deadline) => this.#write(deadline, this.#sql.purge, [limit]));
   }
 
-  async #transact<R>(
+  #transact<R>(key: string, token: string, retentionMs: number, work: (tx: PoolConnection) => Promise<R>) {
+    return this.#transaction(async (connection, step) => {
+      const result = await work(connection);
+      if (!(await step(() => this.#complete(connection, key, token, retentionMs))))
+        throw new Error(TAKEN_OVER);
+      return result;
+    });
+  }
+
+  #claimInTransaction(
+    statements: ReturnType<typeof mysqlClaimInTransaction>,
     key: string,
-    token: string,
-    retentionMs: number,
-    work: (tx: PoolConnection) => Promise<R>,
-  ): Promise<R> {
-    // The handlers' own statements are theirs (handlerTimeoutMs bounds the answer); connecting, BEGIN and the
-    // completion with its COMMIT each get the store's deadline.
-    const connection = await this.#bounded((deadline) => checkOut(this.#pool, deadline.within));
+    leaseMs: number,
+  ): Promise<OpenClaimResult<PoolConnection>> {
+    const token = newOwnerToken();
+    // The transaction's own step, for the claim's statements and the completion inside it.
+    let step: Step | undefined;
+    const onStep: Step = (run) => (step as Step)(run);
+    // The opening's deadline: a claim answering after it is rolled back. Each step bounds itself (step).
+    const deadline = this.#deadline();
+    return openClaim<PoolConnection>({
+      token,
+      transaction: (work) =>
+        this.#transaction((connection, itsStep) => {
+          step = itsStep;
+          return work(connection);
+        }),
+      claim: (connection) =>
+        claimOnTransaction(
+          'mysql',
+          { mysql: statements },
+          async (text, values) => driverAnswer(await onStep(() => connection.query(text, values))),
+          key,
+          token,
+          leaseMs,
+        ),
+      complete: (connection, retentionMs) =>
+        onStep(() => this.#complete(connection, key, token, retentionMs)),
+      within: (opening) => deadline.within(opening),
+      explain: (error) => error,
+      takenOver: TAKEN_OVER,
+    });
+  }
+
+  /**
+   * `work` in a transaction on a connection of its own: committed when it resolves, rolled back when it throws.
+   * The handlers' own statements are theirs (handlerTimeoutMs bounds the answer); connecting, START TRANSACTION,
+   * each `step` of the store and COMMIT get the store's deadline, past which the connection is destroyed.
+   */
+  async #transaction<R>(work: (connection: PoolConnection, step: Step) => Promise<R>): Promise<R> {
+    const connection = await checkOut(this.#pool, this.#deadline().within);
     let destroyed = false;
-    const step = <S>(run: () => Promise<S>) =>
-      this.#bounded((deadline) => onConnection(connection, deadline.within, run())).catch((error) => {
+    const step: Step = (run) =>
+      onConnection(connection, this.#deadline().within, run()).catch((error) => {
         destroyed ||= error instanceof StoreTimeoutError;
         throw this.#explain(error);
       });
     try {
       await step(() => connection.query('START TRANSACTION'));
-      const result = await work(connection);
-      const completed = await step(() => this.#completeAndCommit(connection, key, token, retentionMs));
-      if (!completed) {
-        throw new Error(
-          'The claim expired and was taken over while the handlers ran (longer than leaseMs): their writes ' +
-            'were rolled back and the new owner processes the event. Raise leaseMs above the slowest handler.',
-        );
-      }
+      const result = await work(connection, step);
+      await step(() => connection.query('COMMIT'));
       return result;
     } catch (error) {
       if (!destroyed) {
@@ -153,13 +216,11 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
     }
   }
 
-  /** Commits only when the completion matched: false leaves the transaction for the caller's ROLLBACK. */
-  async #completeAndCommit(connection: PoolConnection, key: string, token: string, retentionMs: number) {
+  /** The completion on the transaction's connection: false when the claim is no longer this token's. */
+  async #complete(connection: PoolConnection, key: string, token: string, retentionMs: number) {
     const values = [retentionMs, mysqlStoredKey(key), token];
     const [result] = await connection.query<ResultSetHeader>(this.#sql.complete, values);
-    if (result.affectedRows !== 1) return false;
-    await connection.query('COMMIT');
-    return true;
+    return result.affectedRows === 1;
   }
 
   async #write(deadline: Deadline, text: string, values: unknown[]): Promise<number> {
@@ -183,6 +244,10 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
     } finally {
       if (!destroyed) connection.release();
     }
+  }
+
+  #deadline(): Deadline {
+    return operationDeadline(this.operationTimeoutMs, STORE);
   }
 
   #bounded<R>(operation: (deadline: Deadline) => Promise<R>): Promise<R> {

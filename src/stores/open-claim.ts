@@ -22,6 +22,11 @@ export interface OpenClaimParts<Tx> {
   takenOver: string;
 }
 
+/** What a completion that matched nothing says: the lease lapsed during the work and another owner took it. */
+export const TAKEN_OVER =
+  'The claim expired and was taken over while the handlers ran (longer than leaseMs): their writes were rolled ' +
+  'back and the new owner processes the event. Raise leaseMs above the slowest handler.';
+
 interface Next<Tx> {
   retentionMs: number;
   work: (tx: Tx) => Promise<unknown>;

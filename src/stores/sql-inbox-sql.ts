@@ -2,6 +2,7 @@ import { WebhookConfigError } from '../base/errors.js';
 import { type MysqlStatements, mysqlStoredKey, notClaimed } from './mysql-sql.js';
 import type { ClaimInTransaction } from './open-claim.js';
 import { claimSql, type InboxTable, inboxTable, storedKey } from './postgres-sql.js';
+import type { ClaimResult, OpenClaimResult } from './types.js';
 
 /**
  * The claim with its commit not waiting for the WAL flush (synchronous_commit off for its transaction only): the
@@ -153,6 +154,41 @@ function driverSaid(error: unknown, codes: ReadonlySet<string>, errnos: Readonly
     };
     return codes.has(String(code)) || errnos.has(Number(errno)) || codes.has(String(originalCode));
   });
+}
+
+/** A MySQL-family store with the claim inside the event's transaction, and the calls its fallback takes. */
+interface MysqlClaimer<Tx> {
+  claimInTransaction?: ((key: string, leaseMs: number) => Promise<OpenClaimResult<Tx>>) | undefined;
+  claim(key: string, leaseMs: number): Promise<ClaimResult>;
+  transact?<R>(key: string, token: string, retentionMs: number, work: (tx: Tx) => Promise<R>): Promise<R>;
+  release(key: string, token: string): Promise<boolean>;
+}
+
+/**
+ * The claim inside the event's transaction (`opening`) on MariaDB. MySQL has no `SET STATEMENT`: there the store
+ * drops claimInTransaction for good, and this claim and every later one is a statement of its own, committed
+ * before the event's transaction (claim, then transact), answered as an open claim.
+ */
+export async function openMysqlClaim<Tx>(
+  store: MysqlClaimer<Tx>,
+  opening: () => Promise<OpenClaimResult<Tx>>,
+  key: string,
+  leaseMs: number,
+): Promise<OpenClaimResult<Tx>> {
+  try {
+    return await opening();
+  } catch (error) {
+    const transact = store.transact?.bind(store);
+    if (!transact || !noSetStatement(error)) throw error;
+    store.claimInTransaction = undefined;
+    const claimed = await store.claim(key, leaseMs);
+    if (claimed.status !== 'claimed') return claimed;
+    return {
+      ...claimed,
+      run: (retentionMs, work) => transact(key, claimed.token, retentionMs, work),
+      abandon: async () => void (await store.release(key, claimed.token).catch(() => false)),
+    };
+  }
 }
 
 /** Whether `test` holds for the error or one it wraps (a cause, TypeORM's driverError, Prisma's adapter error). */

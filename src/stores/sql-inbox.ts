@@ -9,7 +9,7 @@ import {
   mysqlStatements,
   mysqlStoredKey,
 } from './mysql-sql.js';
-import { openClaim } from './open-claim.js';
+import { openClaim, TAKEN_OVER } from './open-claim.js';
 import { newOwnerToken } from './owner-token.js';
 import { completeSql, createInboxSql, purgeSql, releaseSql, renewSql, storedKey } from './postgres-sql.js';
 import {
@@ -17,7 +17,7 @@ import {
   claimOnTransaction,
   lazilyFlushedClaim,
   mysqlClaimInTransaction,
-  noSetStatement,
+  openMysqlClaim,
   pgClaimInTransaction,
   pgClaimSql,
 } from './sql-inbox-sql.js';
@@ -63,10 +63,6 @@ interface Statements {
   release: string;
   purge: string;
 }
-
-const TAKEN_OVER =
-  'The claim expired and was taken over while the handlers ran (longer than leaseMs): their writes were rolled ' +
-  'back and the new owner processes the event. Raise leaseMs above the slowest handler.';
 
 /**
  * The inbox of a store that writes through an ORM: the claim, lease, complete and release contract of the
@@ -201,11 +197,11 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
     }
   }
 
-  async #claimInTransaction(key: string, leaseMs: number): Promise<OpenClaimResult<Tx>> {
+  #claimInTransaction(key: string, leaseMs: number): Promise<OpenClaimResult<Tx>> {
     const token = newOwnerToken();
     const driver = this.#driver;
-    try {
-      return await this.#bounded((deadline) =>
+    const opening = () =>
+      this.#bounded((deadline) =>
         openClaim<Tx>({
           token,
           transaction: (work) => driver.transaction(work),
@@ -220,23 +216,12 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
             ),
           complete: async (tx, retentionMs) =>
             (await driver.run(this.#sql.complete, this.#keyed(key, token, retentionMs), tx)).affected === 1,
-          within: (opening) => deadline.within(opening),
+          within: (opened) => deadline.within(opened),
           explain: (error) => this.#failedOver(this.#explain(error)),
           takenOver: TAKEN_OVER,
         }),
       );
-    } catch (error) {
-      if (driver.dialect !== 'mysql' || !noSetStatement(error)) throw error;
-      // MySQL rather than MariaDB: the claim stays a statement of its own, before the event's transaction.
-      this.claimInTransaction = undefined;
-      const claimed = await this.claim(key, leaseMs);
-      if (claimed.status !== 'claimed') return claimed;
-      return {
-        ...claimed,
-        run: (retentionMs, work) => this.transact(key, claimed.token, retentionMs, work),
-        abandon: async () => void (await this.release(key, claimed.token).catch(() => false)),
-      };
-    }
+    return driver.dialect === 'mysql' ? openMysqlClaim(this, opening, key, leaseMs) : opening();
   }
 
   async #changedOne(text: string, values: unknown[]): Promise<boolean> {

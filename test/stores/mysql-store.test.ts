@@ -140,6 +140,17 @@ describe('MysqlDedupeStore', () => {
     expect(inner._freeConnections.length).toBe(inner._allConnections.length);
   });
 
+  it('on MySQL, which has no SET STATEMENT, claims before the transaction from then on', async () => {
+    const onMysql = new MysqlDedupeStore({ pool: withoutSetStatement(pool), table, transactional: true });
+    const id = `evt_no_set_${randomUUID()}`;
+    const opened = await onMysql.claimInTransaction?.(`live:${id}`, 5000);
+    if (opened?.status !== 'claimed') throw new Error(`expected a claim, got ${opened?.status}`);
+    expect(onMysql.claimInTransaction).toBeUndefined();
+    await opened.run(60_000, (tx) => tx.query(`INSERT INTO ${effects} (event_id) VALUES (?)`, [id]));
+    expect(await rows(id)).toBe(1);
+    expect(await onMysql.claim(`live:${id}`, 1000)).toEqual({ status: 'duplicate' });
+  });
+
   it('fails within its deadline when the database is unreachable', async () => {
     const down = mysql.createPool({ uri: 'mysql://root@127.0.0.1:1/test', connectTimeout: 500 });
     const started = Date.now();
@@ -148,3 +159,23 @@ describe('MysqlDedupeStore', () => {
     await down.end();
   });
 });
+
+/** The pool as MySQL (not MariaDB) answers it: `SET STATEMENT … FOR` is a syntax error there. */
+function withoutSetStatement(real: mysql.Pool): mysql.Pool {
+  const parseError = () =>
+    Object.assign(new Error('You have an error in your SQL syntax'), { code: 'ER_PARSE_ERROR', errno: 1064 });
+  const connection = (inner: PoolConnection) =>
+    new Proxy(inner, {
+      get(target, name) {
+        if (name === 'query')
+          return (text: string, values?: Parameters<PoolConnection['query']>[1]) =>
+            /^SET STATEMENT/.test(text) ? Promise.reject(parseError()) : target.query(text, values);
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+  return {
+    query: (text: string, values?: Parameters<PoolConnection['query']>[1]) => real.query(text, values),
+    getConnection: async () => connection(await real.getConnection()),
+  } as unknown as mysql.Pool;
+}

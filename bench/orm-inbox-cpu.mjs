@@ -5,7 +5,7 @@
 // delivery: wall time, this process's CPU (Prisma, pg, the store) and the server backend's CPU, read from its
 // /proc/<pid>/schedstat (a pool of one connection, so one backend serves every statement). CPU, not wall, is
 // what the shared machine lets compare: wall follows CPU there, each microsecond of it waiting for a core.
-// Env: DATABASE_URL, DELIVERIES (per round, default 25), ROUNDS (61), ONLY (contenders, e.g. hand,store).
+// Env: DATABASE_URL, DELIVERIES (per round, default 25), ROUNDS (61), ONLY (contenders, `;` between: hand;store).
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { PrismaDedupeStore } from '../dist/src/stores/prisma.js';
@@ -14,7 +14,7 @@ import { interleavedRounds, median } from './rounds.mjs';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const DELIVERIES = Number(process.env.DELIVERIES ?? 25);
 const ROUNDS = Number(process.env.ROUNDS ?? 61);
-const ONLY = process.env.ONLY?.split(',');
+const ONLY = process.env.ONLY?.split(';');
 const LEASE_MS = 60_000;
 const RETENTION_MS = 7 * 24 * 3600_000;
 

@@ -1,4 +1,3 @@
-import { callUser } from '../base/deadline.js';
 import type { ErrorContext } from '../contract/context.js';
 import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailable.js';
@@ -144,14 +143,14 @@ export class Claim<Tx> {
   /** Runs the handlers, then settles by how they ran; never rejects. */
   run(): Promise<Settlement> {
     this.#state = 'running';
-    let ran: Promise<Ran>;
     try {
-      ran = this.parts.calls.transactional ? this.#inTransaction() : this.#handlers();
+      this.#run = this.parts.calls.transactional
+        ? this.#inTransaction().then((ran) => this.#settle(ran))
+        : this.#handlers();
     } catch (error) {
       // A store whose transact getter throws: a bug passed on to the caller, as a rejection like any other.
-      ran = Promise.reject(error);
+      this.#run = Promise.reject(error);
     }
-    this.#run = ran.then((outcome) => this.#settle(outcome));
     return this.#run;
   }
 
@@ -170,15 +169,20 @@ export class Claim<Tx> {
     return ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
   }
 
-  /** The handlers without a transaction: whatever they do (throw, answer nothing or any thenable) is a Ran. */
-  #handlers(): Promise<Ran> {
-    return Promise.resolve(callUser(() => this.handle(undefined as Tx))).then(
-      () => NOT_COMMITTED,
-      (error: unknown) => ({
-        ok: false,
-        reason: 'handler_failed',
-        cause: error ?? REJECTED_WITHOUT_REASON(),
-      }),
+  /**
+   * The handlers without a transaction, then the settlement: whatever they do (throw, answer nothing or any
+   * thenable) settles it. One reaction per claim, each side a closure over the claim and nothing else.
+   */
+  #handlers(): Promise<Settlement> {
+    let handled: Promise<void> | undefined;
+    try {
+      handled = this.handle(undefined as Tx);
+    } catch (error) {
+      handled = Promise.reject(error);
+    }
+    return (handled === undefined ? NOTHING_RAN : Promise.resolve(handled)).then(
+      () => this.#settle(NOT_COMMITTED),
+      (error: unknown) => this.#settle(handlerFailed(error)),
     );
   }
 
@@ -278,3 +282,9 @@ export class Claim<Tx> {
 }
 
 const REJECTED_WITHOUT_REASON = () => new Error('A handler rejected without a reason.');
+
+const NOTHING_RAN: Promise<void> = Promise.resolve();
+
+function handlerFailed(error: unknown): Ran {
+  return { ok: false, reason: 'handler_failed', cause: error ?? REJECTED_WITHOUT_REASON() };
+}

@@ -236,7 +236,13 @@ export function receiving(
   traced: Traced | undefined,
 ): (request: ReceiveRequest) => Promise<Outcome> {
   // Per request, only its own values are passed on: closures made per request would cost allocations.
-  const finish = async (walked: Walked, started: number, span: TraceSpan | undefined): Promise<Outcome> => {
+  // Not async: the request's own async function returns what this gives, and a promise returned from one is
+  // waited on again where a value is not.
+  const finish = (
+    walked: Walked,
+    started: number,
+    span: TraceSpan | undefined,
+  ): Outcome | Promise<Outcome> => {
     const { outcome } = walked;
     if (span) (traced as Traced).end(span, outcome);
     let failure: string | undefined;
@@ -245,8 +251,7 @@ export function receiving(
       failures.delete(outcome.requestId);
     }
     const logged = observe(outcome, walked.reached, performance.now() - started, failure);
-    if (logged) await logged;
-    return outcome;
+    return logged ? logged.then(() => outcome) : outcome;
   };
   return async (request) => {
     const started = performance.now();

@@ -1,5 +1,6 @@
 import { Registry } from 'prom-client';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { Outcome } from '../../src/adapter.js';
 import type { DurableQueue, DurableWorker } from '../../src/index.js';
 import {
   createReceiver,
@@ -78,8 +79,7 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       const worker = await start(receiver, queue);
       await ran.opened;
       await until(() => worker.counters().completed === 1);
-      const again = await receiver.receive(delivery(event));
-      expectAccepted(again, 200, true);
+      expectAccepted(await copyOfCompleted(receiver, event), 200, true);
       expect(seen).toHaveLength(1);
       expect(seen[0]).toMatchObject({
         requestId: first.requestId,
@@ -105,7 +105,7 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
       const worker = await start(receiver, queue);
       await until(() => worker.counters().completed === events.length);
       expect(ran.sort()).toEqual(events.map((event) => event.id).sort());
-      for (const event of events) expectAccepted(await receiver.receive(delivery(event)), 200, true);
+      for (const event of events) expectAccepted(await copyOfCompleted(receiver, event), 200, true);
       await worker.close();
     });
 
@@ -281,6 +281,23 @@ export function describeDurableQueue<Q extends DurableQueue>(name: string, engin
 }
 
 /** Runs `handle` for every attempt of the queue's event, recording the attempt numbers and what onError hears. */
+/**
+ * The answer to a copy of an event once its job is recorded completed. A worker counts a job when its handlers
+ * succeed and the engine records the completion just after: a copy sent in between is answered 409 in progress
+ * (and not run), so it is sent again until the answer is another.
+ */
+async function copyOfCompleted(receiver: Receiver, event: Parameters<typeof delivery>[0]): Promise<Outcome> {
+  let answer: Outcome | undefined;
+  await until(
+    async () => {
+      answer = await receiver.receive(delivery(event));
+      return !(answer.status === 409 && answer.reason === 'event_in_progress');
+    },
+    { what: 'a copy answered other than 409 event_in_progress' },
+  );
+  return answer as Outcome;
+}
+
 function recordAttempts(receiver: Receiver, handle: () => Promise<void> | void) {
   const attempts: number[] = [];
   const told: [WebhookHandlerError, ErrorContext][] = [];

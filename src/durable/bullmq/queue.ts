@@ -1,5 +1,5 @@
 import { type ConnectionOptions, type JobsOptions, Queue } from 'bullmq';
-import { withDeadline } from '../../base/deadline.js';
+import { boundsItsOwnEnqueue, withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
 import { option, rules } from '../../base/options.js';
 import type { WaitForReplicas } from '../../stores/replicas.js';
@@ -120,7 +120,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
     return 'enqueued';
   }
 
-  return {
+  return boundsItsOwnEnqueue({
     engine: 'bullmq',
     queue,
     ready: (deadlineMs = 10_000) => withDeadline(ready(), deadlineMs, 'Checking Redis persistence'),
@@ -130,7 +130,7 @@ export function bullmqQueue(options: BullmqQueueOptions): BullmqDurableQueue {
       poller.stop();
       if (owned) await queue.close();
     },
-  };
+  });
 }
 
 /** The queue's jobs by state, in one call. */

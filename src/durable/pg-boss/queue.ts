@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { PgBoss } from 'pg-boss';
-import { withDeadline } from '../../base/deadline.js';
+import { boundsItsOwnEnqueue, withDeadline } from '../../base/deadline.js';
 import { WebhookConfigError } from '../../base/errors.js';
 import { option, rules } from '../../base/options.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
@@ -167,7 +167,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
       : 'duplicate';
   }
 
-  return {
+  return boundsItsOwnEnqueue({
     engine: 'pg-boss',
     boss,
     name,
@@ -180,7 +180,7 @@ export function pgBossQueue(options: PgBossQueueOptions): PgBossDurableQueue {
       poller.stop();
       if (owned) await boss.stop({ graceful: true });
     },
-  };
+  });
 }
 
 /** The queue's jobs by state, in one query. */

@@ -178,7 +178,7 @@ export class Broker {
         options ? Object.assign(properties, options) : properties,
         (error) => {
           if (!error) return resolve();
-          if (target === this.#open) this.#retire(target);
+          this.#retire(target);
           reject(nacked(error));
         },
       );
@@ -186,13 +186,16 @@ export class Broker {
   }
 
   /**
-   * The shared channel after a nack: the next publish opens another. A quorum queue that lost its leader can
-   * go on nacking every publish of a channel that published to it before, after a new leader took over.
+   * A channel that was nacked is closed: a quorum queue that lost its leader can go on nacking every publish
+   * of a channel that published to it before, after a new leader took over. The shared channel's next publish
+   * opens another; a worker's channel closes, its unacked messages go back, and the worker subscribes again.
    */
   #retire(channel: ConfirmChannel): void {
-    this.#open = undefined;
-    this.#publisher = undefined;
-    this.#waits.clear();
+    if (channel === this.#open) {
+      this.#open = undefined;
+      this.#publisher = undefined;
+      this.#waits.clear();
+    }
     channel.close().catch(() => {});
   }
 

@@ -8,7 +8,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { signedDelivery } from './delivery.mjs';
 import { ANSWERS, handRoute } from './hand-route.mjs';
-import { interleavedRounds, median } from './rounds.mjs';
+import { cpuPerItem, interleavedRounds, median } from './rounds.mjs';
 
 const SECRET = 'whsec_bench_receive_ab_5e1f3a7c9b2d4e6f';
 const ROUNDS = Number(process.env.ROUNDS ?? 21);
@@ -50,16 +50,13 @@ for (const [kind, handler] of Object.entries(kinds)) {
   };
 }
 
-const cpu = () => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
-async function sample(run) {
+/** CPU µs per call over one batch of new deliveries, signed before the timed loop. */
+function sample(run) {
   const now = Math.floor(Date.now() / 1000);
-  const batch = Array.from({ length: BATCH }, () => signedDelivery(SECRET, now, ++serial));
-  const start = cpu();
-  await run(batch);
-  return (cpu() - start) / BATCH;
+  return cpuPerItem(
+    run,
+    Array.from({ length: BATCH }, () => signedDelivery(SECRET, now, ++serial)),
+  );
 }
 
 const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS });

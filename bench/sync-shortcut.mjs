@@ -9,7 +9,7 @@ import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { signedDelivery } from './delivery.mjs';
-import { interleavedRounds, median } from './rounds.mjs';
+import { cpuPerItem, interleavedRounds, median } from './rounds.mjs';
 
 const SECRET = 'whsec_bench_sync_shortcut_7a1c3e5f9b2d4f6a';
 const ROUNDS = Number(process.env.ROUNDS ?? 21);
@@ -76,17 +76,13 @@ for (const [kind, handler] of Object.entries(kinds)) {
 }
 
 let serial = 0;
-const cpu = () => {
-  const { user, system } = process.cpuUsage();
-  return user + system;
-};
 /** CPU µs per call over one batch of new deliveries, signed before the timed loop. */
-async function sample(run) {
+function sample(run) {
   const now = Math.floor(Date.now() / 1000);
-  const batch = Array.from({ length: BATCH }, () => signedDelivery(SECRET, now, ++serial));
-  const start = cpu();
-  await run(batch);
-  return (cpu() - start) / BATCH;
+  return cpuPerItem(
+    run,
+    Array.from({ length: BATCH }, () => signedDelivery(SECRET, now, ++serial)),
+  );
 }
 
 const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS });

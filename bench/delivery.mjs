@@ -18,3 +18,10 @@ export function signedDelivery(secret, now, serial) {
   const header = Buffer.from(`t=${now},v1=${v1}`).toString();
   return { body, headers: { 'content-type': 'application/json', 'webhook-signature': header } };
 }
+
+let fresh = 0;
+/** `count` deliveries signed now, each an event this process has not sent before. */
+export function newDeliveries(secret, count) {
+  const now = Math.floor(Date.now() / 1000);
+  return Array.from({ length: count }, () => signedDelivery(secret, now, `new_${++fresh}`));
+}

@@ -6,7 +6,7 @@
 // Env: ROUNDS (21), BATCH (4000).
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { signedDelivery } from './delivery.mjs';
+import { newDeliveries } from './delivery.mjs';
 import { ANSWERS, handRoute } from './hand-route.mjs';
 import { cpuPerItem, interleavedRounds, median } from './rounds.mjs';
 
@@ -19,7 +19,6 @@ const builds = {
   this: await import('../dist/src/index.js'),
 };
 
-let serial = 0;
 let handled = 0;
 const kinds = {
   'async handler': async () => {
@@ -51,13 +50,7 @@ for (const [kind, handler] of Object.entries(kinds)) {
 }
 
 /** CPU µs per call over one batch of new deliveries, signed before the timed loop. */
-function sample(run) {
-  const now = Math.floor(Date.now() / 1000);
-  return cpuPerItem(
-    run,
-    Array.from({ length: BATCH }, () => signedDelivery(SECRET, now, ++serial)),
-  );
-}
+const sample = (run) => cpuPerItem(run, newDeliveries(SECRET, BATCH));
 
 const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS });
 console.log(`node ${process.version}, CPU time, ${ROUNDS} rounds × ${BATCH}; ${handled} events handled`);

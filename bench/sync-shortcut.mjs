@@ -8,7 +8,7 @@
 import { cpSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { signedDelivery } from './delivery.mjs';
+import { newDeliveries } from './delivery.mjs';
 import { cpuPerItem, interleavedRounds, median } from './rounds.mjs';
 
 const SECRET = 'whsec_bench_sync_shortcut_7a1c3e5f9b2d4f6a';
@@ -75,15 +75,8 @@ for (const [kind, handler] of Object.entries(kinds)) {
   }
 }
 
-let serial = 0;
 /** CPU µs per call over one batch of new deliveries, signed before the timed loop. */
-function sample(run) {
-  const now = Math.floor(Date.now() / 1000);
-  return cpuPerItem(
-    run,
-    Array.from({ length: BATCH }, () => signedDelivery(SECRET, now, ++serial)),
-  );
-}
+const sample = (run) => cpuPerItem(run, newDeliveries(SECRET, BATCH));
 
 const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS });
 console.log(

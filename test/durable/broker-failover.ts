@@ -48,10 +48,9 @@ export async function deliverThroughLoss(receiver: Receiver, count: number, lose
 
 /**
  * Counts the calls of `object[method]` whose promise has not settled (publishes not yet confirmed). With
- * `killAtNextSend`, the kill runs in the turn of the event loop that sends the next publish, after the clients
- * wrote what they had queued (their writes wait for setImmediate too) and before any reply can be read: at
- * least that publish is on the wire and unconfirmed. `atKill` says how many were; `failedAfterKill` how many
- * publishes were refused after it.
+ * `killAtNextSend`, the kill runs inside the call that sends the next publish, once the client has it and
+ * before its promise can settle: at least that publish is unconfirmed at the kill, whatever the client had on
+ * the wire by then. `atKill` says how many were; `failedAfterKill` how many publishes were refused after it.
  */
 export function unconfirmedPublishes<O extends object, K extends keyof O & string>(object: O, method: K) {
   const original = object[method] as unknown as (...args: unknown[]) => Promise<unknown>;
@@ -76,16 +75,15 @@ export function unconfirmedPublishes<O extends object, K extends keyof O & strin
     if (armed) {
       const { kill, killed } = armed;
       armed = undefined;
-      setImmediate(() => {
-        const atKill = unconfirmed;
-        killedAt = atKill;
-        void Promise.resolve(kill()).then(() => killed(atKill));
-      });
+      // Not on a later turn: a quick broker confirms this publish before it, and the kill then finds none.
+      const atKill = unconfirmed;
+      killedAt = atKill;
+      void Promise.resolve(kill()).then(() => killed(atKill));
     }
     return publishing;
   };
   return {
-    /** Resolves, once `kill` ran in the turn that sent the next publish, to how many were unconfirmed then. */
+    /** Resolves, once `kill` ran in the call that sent the next publish, to how many were unconfirmed then. */
     killAtNextSend(kill: () => unknown): Promise<number> {
       return new Promise((killed) => {
         armed = { kill, killed };

@@ -13,7 +13,7 @@ import { deliverThroughLoss, unconfirmedPublishes } from './broker-failover.js';
 
 /*
  * A JetStream node lost: a 3-node cluster, the queue's stream replicated on all three (R3), its leader
- * SIGKILLed while deliveries go on, in the turn that sends a handoff's publish (so at least that one is
+ * SIGKILLed while deliveries go on, inside the call that sends a handoff's publish (so at least that one is
  * unacknowledged at the kill). Every delivery is sent again until it is answered 2xx, as the service does;
  * every event answered 2xx must run.
  */

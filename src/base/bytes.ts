@@ -84,13 +84,23 @@ export function randomId(): string {
 
 // Every request id of the package (the receiver's, the CLI's listen, the emulator's) comes from here, in one format:
 // `req_` and 32 hex digits. Request ids only need to be unique, not secret: a random per-process prefix and a counter cost a string
-// concatenation instead of a UUID per request. Drawn at the first request: Cloudflare Workers refuse random
-// values at a module's global scope.
+// concatenation instead of a UUID per request. The prefix comes from Math.random, which every runtime seeds per
+// process from the system's entropy: unique enough, and no crypto module is loaded or run for it in a cold
+// start's first answer. Drawn at the first request: Cloudflare Workers refuse random values at a module's global scope.
 let requestIdPrefix: string | undefined;
 let requestCounter = 0;
 
+/** 16 hex digits, two draws of 32 bits. */
+function randomPrefix(): string {
+  const draw = () =>
+    Math.floor(Math.random() * 0x1_0000_0000)
+      .toString(16)
+      .padStart(8, '0');
+  return `req_${draw()}${draw()}`;
+}
+
 export function nextRequestId(): string {
-  requestIdPrefix ??= `req_${randomId().slice(0, 16)}`;
+  requestIdPrefix ??= randomPrefix();
   requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
   return flatJoin([requestIdPrefix, requestCounter.toString(16).padStart(16, '0')]);
 }

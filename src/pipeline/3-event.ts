@@ -1,6 +1,6 @@
 import * as z from 'zod/mini';
 import type * as core from 'zod/v4/core';
-import { $ZodObjectJIT, config, safeParse } from 'zod/v4/core';
+import { $ZodObject, $ZodObjectJIT, config, safeParse } from 'zod/v4/core';
 import { en } from 'zod/v4/locales';
 import { flatJoin, type SignedPiece, utf8Text } from '../base/bytes.js';
 import type { DeliveryContext, ErrorContext, HandlerContext } from '../contract/context.js';
@@ -61,22 +61,23 @@ const envelopeShape = once(() => ({
 }));
 
 /**
- * An object schema that keeps the fields it does not declare, compiled by zod into one function where the
- * runtime allows it (Node, Bun, Deno; in Workers zod checks it field by field): classic zod compiles its
- * objects, zod/mini's never do. Built on zod's core, as both flavours' objects are.
+ * An object schema that keeps the fields it does not declare, built on zod's core as both flavours' objects are.
+ * `compiled`: zod compiles it into one function where the runtime allows it (Node, Bun, Deno; not Workers), as
+ * classic zod's objects; else a plain object (zod/mini's), quicker to build and to parse once.
  */
-function looseCompiled(
-  def: Omit<core.$ZodObjectDef, 'catchall'> & { catchall?: core.$ZodType },
-): core.$ZodType {
-  return new $ZodObjectJIT({ ...def, catchall: def.catchall ?? z.unknown() });
+function loose(def: core.$ZodObjectDef, compiled: boolean): core.$ZodType {
+  const full = { ...def, catchall: def.catchall ?? z.unknown() };
+  return compiled ? new $ZodObjectJIT(full) : new $ZodObject(full);
 }
 
-const unknownEvent = once(() =>
-  looseCompiled({
-    type: 'object',
-    shape: { ...envelopeShape(), type: z.string().check(z.minLength(1)), data: z.unknown() },
-  }),
-);
+/** The envelope, `type` and `data` (made tolerant) in one schema that keeps fields it does not declare. */
+function eventSchema(type: core.$ZodType, data: core.$ZodType, compiled: boolean): core.$ZodType {
+  const shape = { ...envelopeShape(), type, data: tolerant(data, compiled) };
+  return loose({ type: 'object', shape }, compiled);
+}
+
+const unknownEvent = (compiled: boolean) =>
+  eventSchema(z.string().check(z.minLength(1)), z.unknown(), compiled);
 
 function once<T>(make: () => T): () => T {
   let made: T | undefined;
@@ -87,35 +88,44 @@ function once<T>(make: () => T): () => T {
 }
 
 /**
- * zod compiles an object schema on its first parse (a function made with `new Function`), a cost only many
- * parses repay: a schema is parsed field by field until it has parsed this many events, so a process that
- * answers a few deliveries (a cold start, a quiet endpoint) never pays for the compilation.
+ * zod compiles an object schema on its first parse (`new Function`), a cost only many parses repay: a type's
+ * events are parsed by a plain object schema until it has parsed this many, then by a compiled one made in its
+ * place, so a process that answers a few deliveries (a cold start, a quiet endpoint) never builds or compiles it.
  */
 const COMPILE_AFTER = 64;
+/** For the object schemas of classic zod a catalogue may hold inside its data schemas, which compile too. */
 const FIELD_BY_FIELD = { jitless: true } as const;
 
 interface Parsing {
-  readonly schema: core.$ZodType;
+  schema: core.$ZodType;
   readonly known: boolean;
   parses: number;
+  readonly make: (compiled: boolean) => core.$ZodType;
+}
+
+function parsingBy(make: (compiled: boolean) => core.$ZodType, known: boolean): Parsing {
+  return { schema: make(false), known, parses: 0, make };
 }
 
 /**
  * An event's data schema as the parser runs it: an object schema of either zod flavour keeps the fields it
- * does not declare (its own catchall, if it has one, stays) and is compiled; any other schema is used as it is.
+ * does not declare (its own catchall, if it has one, stays); any other schema is used as it is.
  */
-function tolerant(data: core.$ZodType): core.$ZodType {
+function tolerant(data: core.$ZodType, compiled: boolean): core.$ZodType {
   const def = data._zod.def as core.$ZodObjectDef;
-  return def.type === 'object' ? looseCompiled(def) : data;
+  return def.type === 'object' ? loose(def, compiled) : data;
 }
 
 /**
  * zod/mini loads no locale, and an issue's message goes into the 422 answer: English is made the default, as
  * classic zod does when its first schema is built, unless the app chose a locale (`z.config(...)`) already.
- * A parse context with its own error map instead would slow every parse.
+ * Its messages are made at the first issue (most processes never see one). A parse context with its own
+ * error map instead would slow every parse.
  */
 function englishByDefault(): void {
-  if (config().localeError === undefined) config(en());
+  if (config().localeError !== undefined) return;
+  const english = once(() => en().localeError);
+  config({ localeError: (issue) => english()(issue) });
 }
 
 /** Builds one schema per event type, on its first event; parsing picks it by the `type` field. */
@@ -125,14 +135,13 @@ export function createEventParser(catalogue: Catalogue): (value: unknown) => Par
   let unknown: Parsing | undefined;
   const parsingOf = (type: unknown): Parsing => {
     if (typeof type !== 'string' || !Object.hasOwn(catalogue, type)) {
-      unknown ??= { schema: unknownEvent(), known: false, parses: 0 };
+      unknown ??= parsingBy(unknownEvent, false);
       return unknown;
     }
     let parsing = parsings.get(type);
     if (parsing === undefined) {
-      const data = tolerant(catalogue[type] as core.$ZodType);
-      const shape = { ...envelopeShape(), type: z.literal(type), data };
-      parsing = { schema: looseCompiled({ type: 'object', shape }), known: true, parses: 0 };
+      const data = catalogue[type] as core.$ZodType;
+      parsing = parsingBy((compiled) => eventSchema(z.literal(type), data, compiled), true);
       parsings.set(type, parsing);
     }
     return parsing;
@@ -142,6 +151,7 @@ export function createEventParser(catalogue: Catalogue): (value: unknown) => Par
       return { ok: false, issues: [{ path: '', code: 'invalid_type', message: 'Expected a JSON object' }] };
     }
     const parsing = parsingOf((value as { type?: unknown }).type);
+    if (parsing.parses === COMPILE_AFTER) parsing.schema = parsing.make(true);
     const context = parsing.parses < COMPILE_AFTER ? FIELD_BY_FIELD : undefined;
     parsing.parses++;
     const result = safeParse(parsing.schema, value, context);

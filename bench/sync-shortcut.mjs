@@ -1,5 +1,5 @@
 // Would runOne's shortcut pay? `npm run build && node bench/sync-shortcut.mjs`.
-// runOne (src/receiver/handlers.ts) awaits whatever a handler returned. The shortcut it had answered without a
+// runOne (src/claims/claim.ts) awaits whatever a handler returned. The shortcut it had answered without a
 // promise when a handler returned nothing. This bench copies the build to tmp/sync-shortcut/ with that shortcut
 // put back into runOne, then times receive() of both builds in one process, interleaved round by round: with a
 // handler that returns nothing (the case the shortcut is for) and with the README's `async` handler (the

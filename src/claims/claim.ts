@@ -1,14 +1,14 @@
-import type { ErrorContext } from '../contract/context.js';
+import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
-import { ReplicasBehindError, StoreUnavailableError } from '../stores/unavailable.js';
-import { claimInTransaction } from './open-claim.js';
+import { ReplicasBehindError } from '../stores/unavailable.js';
+import { claimInTransaction, type Ran, REJECTED_WITHOUT_REASON, runInTransaction } from './open-claim.js';
 import type { Report } from './report.js';
 import { type Held, type KeptLease, LeaseKeeper, StoreCalls } from './store-calls.js';
 
 // One claim's life, in the order it runs: Claims.take claims the event's key on the store, and the Claim it
-// returns keeps its lease, runs the handlers (in the store's transaction when it has one), then completes or
-// releases exactly once, or shutdown abandons it. A request's walk (pipeline/4-run.ts) and a durable worker's
-// inbox (durable/inbox-run.ts) both go through it.
+// returns keeps its lease, runs the handlers (the registry's dispatching, below; in the store's transaction when
+// it has one, open-claim.ts), then completes or releases exactly once, or shutdown abandons it. A request's walk
+// (pipeline/4-run.ts) and a durable worker's inbox (durable/inbox-run.ts) both go through it.
 
 export interface ClaimsOptions<Tx> {
   store: DedupeStore<Tx>;
@@ -97,11 +97,6 @@ export type Settlement =
   | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' | 'not_replicated' }
   | { status: 'abandoned' };
 
-/** How a claim's handlers ran: all succeeded (committed with the claim on a transactional store), or not. */
-type Ran =
-  | { ok: true; committed: boolean }
-  | { ok: false; reason: 'handler_failed' | 'store_unavailable'; cause: unknown };
-
 /** What a claim uses of its home (Claims): the store's calls, the lease keeper, retention, onError. */
 export interface ClaimParts<Tx> {
   readonly calls: StoreCalls<Tx>;
@@ -112,7 +107,6 @@ export interface ClaimParts<Tx> {
 
 const COMPLETED: Settlement = { status: 'completed' };
 const ABANDONED: Settlement = { status: 'abandoned' };
-const COMMITTED: Ran = { ok: true, committed: true };
 const NOT_COMMITTED: Ran = { ok: true, committed: false };
 
 /**
@@ -145,7 +139,7 @@ export class Claim<Tx> {
     this.#state = 'running';
     try {
       this.#run = this.parts.calls.transactional
-        ? this.#inTransaction().then((ran) => this.#settle(ran))
+        ? runInTransaction(this).then((ran) => this.#settle(ran))
         : this.#handlers();
     } catch (error) {
       // A store whose transact getter throws: a bug passed on to the caller, as a rejection like any other.
@@ -184,31 +178,6 @@ export class Claim<Tx> {
       () => this.#settle(NOT_COMMITTED),
       (error: unknown) => this.#settle(handlerFailed(error)),
     );
-  }
-
-  /** Runs the handlers inside the store's transaction; a failure says whose it was. */
-  async #inTransaction(): Promise<Ran> {
-    let handlerError: unknown;
-    const work = async (tx: Tx) => {
-      try {
-        await this.handle(tx);
-      } catch (error) {
-        handlerError = error ?? REJECTED_WITHOUT_REASON();
-        throw handlerError;
-      }
-    };
-    const { key, token } = this.held;
-    try {
-      if (this.open) await this.open.run(this.parts.retentionMs, work);
-      else await this.parts.calls.transact(key, token, this.parts.retentionMs, work);
-      return COMMITTED;
-    } catch (cause) {
-      // A handler that met a lost connection or a failover failed because of the store.
-      if (handlerError !== undefined && !(cause instanceof StoreUnavailableError)) {
-        return { ok: false, reason: 'handler_failed', cause };
-      }
-      return { ok: false, reason: 'store_unavailable', cause };
-    }
   }
 
   #complete(committed: boolean): Settlement | Promise<Settlement> {
@@ -281,10 +250,47 @@ export class Claim<Tx> {
   }
 }
 
-const REJECTED_WITHOUT_REASON = () => new Error('A handler rejected without a reason.');
-
 const NOTHING_RAN: Promise<void> = Promise.resolve();
 
 function handlerFailed(error: unknown): Ran {
   return { ok: false, reason: 'handler_failed', cause: error ?? REJECTED_WITHOUT_REASON() };
+}
+
+/** A handler as a registry holds it: the registry checks its event's type when it is added. */
+export type StoredHandler = (event: never, ctx: HandlerContext<never>) => unknown;
+
+/**
+ * An event's handlers run, made once per registry over its lists: those of its type, then those of any event;
+ * undefined when it has none (nothing ran). All are awaited even when one fails, so none still runs when the
+ * claim is released; one failure rejects with its error, several with an AggregateError holding every one.
+ */
+export function dispatching<Tx>(
+  byType: ReadonlyMap<string, readonly StoredHandler[]>,
+  any: readonly StoredHandler[],
+): (event: { type: string }, ctx: HandlerContext<Tx>) => Promise<void> | undefined {
+  return function dispatchNow(event, ctx) {
+    const typed = byType.get(event.type);
+    const count = (typed?.length ?? 0) + any.length;
+    if (count === 0) return undefined;
+    if (count === 1) return runOne((typed?.[0] ?? any[0]) as StoredHandler, event, ctx);
+    const runs: Promise<void>[] = [];
+    for (const handler of typed ?? []) runs.push(runOne(handler, event, ctx));
+    for (const handler of any) runs.push(runOne(handler, event, ctx));
+    return Promise.allSettled(runs).then(throwFailures);
+  };
+}
+
+/**
+ * Calls one handler and waits for what it returned; a synchronous throw becomes a rejection. A handler that
+ * returns nothing is awaited too: going on without a promise for it did not measurably pay (bench/NOTES.md).
+ */
+async function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> {
+  await (handler as (e: unknown, c: unknown) => unknown)(event, ctx);
+}
+
+function throwFailures(results: PromiseSettledResult<void>[]): void {
+  const errors: unknown[] = [];
+  for (const result of results) if (result.status === 'rejected') errors.push(result.reason);
+  if (errors.length === 1) throw errors[0];
+  if (errors.length > 1) throw new AggregateError(errors, `${errors.length} handlers of one event failed.`);
 }

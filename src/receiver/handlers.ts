@@ -1,4 +1,5 @@
 import { callUser, isThenable, withTimeout } from '../base/deadline.js';
+import { dispatching, type StoredHandler } from '../claims/claim.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { WebhookHandlerError } from '../contract/errors.js';
 import type {
@@ -32,12 +33,12 @@ export type DefaultEventHandler<K extends DefaultEventType> = EventHandler<
 >;
 export type ErrorHandler = (error: WebhookHandlerError, ctx: ErrorContext) => unknown;
 
-type StoredHandler = (event: never, ctx: HandlerContext<never>) => unknown;
-
 /** Handlers keyed by event type; onAny handlers see every verified event, catalogued or not. */
 export class HandlerRegistry<C extends Catalogue, Tx> {
   readonly #byType = new Map<string, StoredHandler[]>();
   readonly #any: StoredHandler[] = [];
+  /** dispatch, but undefined when the event has no handler: nothing ran. Made once, where claims run them. */
+  dispatchNow = dispatching<Tx>(this.#byType, this.#any);
   readonly #onError: ErrorHandler[] = [];
   readonly #onRejected: RejectionHandler[] = [];
 
@@ -86,24 +87,11 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
   }
 
   /**
-   * Runs every handler of the event; resolves when all of them settled. One failure rejects with its error,
-   * several with an AggregateError holding every one of them. All handlers are awaited even when one fails, so
-   * none is still running when the claim is released.
+   * Runs every handler of the event (see dispatching, in claims/claim.ts, which runs a claim's handlers);
+   * resolves when all of them settled.
    */
   dispatch(event: { type: string }, ctx: HandlerContext<Tx>): Promise<void> {
     return this.dispatchNow(event, ctx) ?? DONE;
-  }
-
-  /** dispatch, but undefined when the event has no handler: nothing ran. */
-  dispatchNow(event: { type: string }, ctx: HandlerContext<Tx>): Promise<void> | undefined {
-    const typed = this.#byType.get(event.type);
-    const count = (typed?.length ?? 0) + this.#any.length;
-    if (count === 0) return undefined;
-    if (count === 1) return runOne((typed?.[0] ?? this.#any[0]) as StoredHandler, event, ctx);
-    const runs: Promise<void>[] = [];
-    for (const handler of typed ?? []) runs.push(runOne(handler, event, ctx));
-    for (const handler of this.#any) runs.push(runOne(handler, event, ctx));
-    return Promise.allSettled(runs).then(throwFailures);
   }
 
   /** Tells every onError handler; a throwing onError handler never breaks the pipeline. */
@@ -130,19 +118,4 @@ async function tell(handler: () => unknown): Promise<void> {
   } catch {
     // A hook that fails has nobody left to tell; the outcome is already decided.
   }
-}
-
-/**
- * Calls one handler and waits for what it returned; a synchronous throw becomes a rejection. A handler that
- * returns nothing is awaited too: going on without a promise for it did not measurably pay (bench/NOTES.md).
- */
-async function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> {
-  await (handler as (e: unknown, c: unknown) => unknown)(event, ctx);
-}
-
-function throwFailures(results: PromiseSettledResult<void>[]): void {
-  const errors: unknown[] = [];
-  for (const result of results) if (result.status === 'rejected') errors.push(result.reason);
-  if (errors.length === 1) throw errors[0];
-  if (errors.length > 1) throw new AggregateError(errors, `${errors.length} handlers of one event failed.`);
 }

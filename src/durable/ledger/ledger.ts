@@ -29,7 +29,10 @@ export interface LedgerPool {
   end(): Promise<void>;
 }
 
-/** A named (prepared) statement as a pg query config. */
+/**
+ * A named (prepared) statement as a pg query config. Its `name` and `text` may be inherited (the ledger passes an
+ * object whose prototype holds them): a pool wrapper reads them, it does not spread the object.
+ */
 export interface NamedStatement {
   readonly name: string;
   readonly text: string;

@@ -9,10 +9,19 @@
 // medians of per-round ratios. Queues, streams and tables are unique to the run and removed at the end.
 // The NATS queue opens its connection with `noAsyncTraces`; the hand route keeps the client's default unless
 // HAND_NO_ASYNC_TRACES=1 gives it the same.
+// Each broker runs in a process of its own (this script again, with BROKERS set), as an app hands off to one:
+// with both queues in one process the package's shared code (the walk, the ledger, pg's calls) serves two
+// brokers while each hand route is code of its own, which costs the RabbitMQ handoff alone (bench/NOTES.md).
+// BROKERS=rabbitmq, nats, or rabbitmq,nats (both in one process) runs only those, here.
+// OTHER=<dist dir> adds another build's handoffs (say a copy of main's dist/ under tmp/) to the same rounds,
+// for an A/B of a change, with its ratio to this build.
 // Env: ROUNDS (7), BATCH (1000), IN_FLIGHT (16), BENCH_TAG (a prefix of the run's names), HAND_NO_ASYNC_TRACES,
-// RABBITMQ_URL, NATS_URL, DATABASE_URL.
+// OTHER, BROKERS, RABBITMQ_URL, NATS_URL, DATABASE_URL.
+import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
+import { resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import amqp from 'amqplib';
@@ -23,6 +32,17 @@ import { rabbitmqQueue } from '../dist/src/durable/rabbitmq/index.js';
 import { createReceiver } from '../dist/src/index.js';
 import { interleavedRounds, median } from './rounds.mjs';
 
+if (process.env.BROKERS === undefined) {
+  for (const broker of ['rabbitmq', 'nats']) {
+    const { status } = spawnSync(process.execPath, [fileURLToPath(import.meta.url)], {
+      stdio: 'inherit',
+      env: { ...process.env, BROKERS: broker },
+    });
+    if (status !== 0) process.exit(status ?? 1);
+  }
+  process.exit(0);
+}
+
 const SECRET = 'whsec_bench_brokers_4b1e8c2d7a9f3e6b0d5c';
 const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
@@ -31,6 +51,14 @@ const ROUNDS = Number(process.env.ROUNDS ?? 7);
 const BATCH = Number(process.env.BATCH ?? 1000);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
 const run = `${process.env.BENCH_TAG ?? ''}${randomUUID().replaceAll('-', '').slice(0, 8)}`;
+const BROKERS = process.env.BROKERS;
+const other = process.env.OTHER
+  ? await Promise.all(
+      ['src/durable/rabbitmq/index.js', 'src/durable/nats/index.js', 'src/index.js'].map(
+        (file) => import(pathToFileURL(resolve(process.env.OTHER, file)).href),
+      ),
+    )
+  : undefined;
 const table = `mw_bench_jobs_${run}`;
 const handTable = `mw_bench_hand_${run}`;
 
@@ -52,8 +80,8 @@ const stripe = new Stripe('sk_test_bench_not_a_real_key'); // constructEvent is 
 const verify = ({ body, headers }) =>
   stripe.webhooks.constructEvent(body, headers['webhook-signature'], SECRET);
 
-function library(queue) {
-  const receiver = createReceiver({ secrets: SECRET, queue });
+function library(queue, create = createReceiver) {
+  const receiver = create({ secrets: SECRET, queue });
   return {
     handOff: async ({ body, headers }) => {
       const outcome = await receiver.receive({ method: 'POST', headers, rawBody: body });
@@ -118,18 +146,38 @@ const natsByHand = {
 };
 
 const ledger = { connectionString: DATABASE_URL, table };
-const contenders = {
-  'receiver.receive() → RabbitMQ': library(
-    rabbitmqQueue({ url: RABBITMQ_URL, name: `mw-bench-${run}.lib`, ledger }),
-  ),
-  'by hand: constructEvent + row + confirmed publish': rabbitByHand,
-  'receiver.receive() → NATS JetStream': library(
-    natsQueue({ servers: NATS_URL, name: `mw-bench-${run}-lib`, ledger }),
-  ),
-  'by hand: constructEvent + row + JetStream publish': natsByHand,
-  'reference: constructEvent + confirmed publish': rabbitRaw,
-  'reference: constructEvent + JetStream publish': natsRaw,
+const otherLedger = { connectionString: DATABASE_URL, table: `${table}_other` };
+const routes = {
+  rabbitmq: {
+    'receiver.receive() → RabbitMQ': () =>
+      library(rabbitmqQueue({ url: RABBITMQ_URL, name: `mw-bench-${run}.lib`, ledger })),
+    'by hand: constructEvent + row + confirmed publish': () => rabbitByHand,
+    'reference: constructEvent + confirmed publish': () => rabbitRaw,
+    'other build → RabbitMQ': other
+      ? () =>
+          library(
+            other[0].rabbitmqQueue({ url: RABBITMQ_URL, name: `mw-bench-${run}.other`, ledger: otherLedger }),
+            other[2].createReceiver,
+          )
+      : undefined,
+  },
+  nats: {
+    'receiver.receive() → NATS JetStream': () =>
+      library(natsQueue({ servers: NATS_URL, name: `mw-bench-${run}-lib`, ledger })),
+    'by hand: constructEvent + row + JetStream publish': () => natsByHand,
+    'reference: constructEvent + JetStream publish': () => natsRaw,
+    'other build → NATS JetStream': other
+      ? () =>
+          library(
+            other[1].natsQueue({ servers: NATS_URL, name: `mw-bench-${run}-other`, ledger: otherLedger }),
+            other[2].createReceiver,
+          )
+      : undefined,
+  },
 };
+const contenders = {};
+for (const broker of BROKERS.split(','))
+  for (const [name, make] of Object.entries(routes[broker])) if (make) contenders[name] = make();
 
 /** CPU and wall µs per event over one batch of new deliveries, IN_FLIGHT at a time. */
 async function sample({ handOff }) {
@@ -163,10 +211,14 @@ for (const name of names) {
 const ratio = (ours, hand, field) =>
   median(samples[ours].map((s, round) => samples[hand][round][field] / s[field])).toFixed(2);
 console.log('');
-for (const [ours, hand, raw] of [
-  [names[0], names[1], names[4]],
-  [names[2], names[3], names[5]],
+for (const [ours, broker] of [
+  ['receiver.receive() → RabbitMQ', 'rabbitmq'],
+  ['other build → RabbitMQ', 'rabbitmq'],
+  ['receiver.receive() → NATS JetStream', 'nats'],
+  ['other build → NATS JetStream', 'nats'],
 ]) {
+  if (!samples[ours]) continue;
+  const [, hand, raw] = Object.keys(routes[broker]);
   console.log(
     `${ours} / the same work by hand: ${ratio(ours, hand, 'cpu')}× by CPU, ${ratio(ours, hand, 'wall')}× by wall time (target ≥ 0.9×)`,
   );
@@ -175,17 +227,31 @@ for (const [ours, hand, raw] of [
   );
 }
 
-for (const name of ['receiver.receive() → RabbitMQ', 'receiver.receive() → NATS JetStream'])
-  await contenders[name].close();
+for (const [ours, theirs] of [
+  ['receiver.receive() → RabbitMQ', 'other build → RabbitMQ'],
+  ['receiver.receive() → NATS JetStream', 'other build → NATS JetStream'],
+]) {
+  if (samples[theirs])
+    console.log(
+      `${ours} / the other build (above 1: this one is cheaper): ${ratio(ours, theirs, 'cpu')}× by CPU, ${ratio(ours, theirs, 'wall')}× by wall`,
+    );
+}
+
+for (const name of Object.keys(contenders)) await contenders[name].close?.();
 const cleanup = await amqpConnection.createChannel();
-for (const queue of [handQueue, `mw-bench-${run}.lib`, `mw-bench-${run}.lib.dead`])
+for (const queue of [
+  handQueue,
+  ...['lib', 'other'].flatMap((q) => [`mw-bench-${run}.${q}`, `mw-bench-${run}.${q}.dead`]),
+])
   await cleanup.deleteQueue(queue);
 await amqpConnection.close();
-for (const stream of [handStream, `mw-bench-${run}-lib`]) await jsm.streams.delete(stream);
+for (const stream of [handStream, `mw-bench-${run}-lib`, `mw-bench-${run}-other`])
+  await jsm.streams.delete(stream).catch(() => {});
 await nc.close();
 const client = new pg.Client(DATABASE_URL);
 await client.connect();
 await client.query(`DROP TABLE IF EXISTS "${table}"`);
+await client.query(`DROP TABLE IF EXISTS "${table}_other"`);
 await client.query(`DROP TABLE IF EXISTS "${handTable}"`);
 await handPool.end();
 await client.end();

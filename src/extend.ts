@@ -18,7 +18,7 @@ export type {
   SyncCryptoProvider,
 } from './crypto/provider.js';
 /** The ledger the RabbitMQ and NATS queues keep in PostgreSQL. */
-export type { LedgerOptions, LedgerPool } from './durable/ledger/ledger.js';
+export type { LedgerOptions, LedgerPool, NamedStatement } from './durable/ledger/ledger.js';
 export type { LedgerQueue } from './durable/ledger/queue.js';
 export type { DispatchingReceiver, DurableJob, EnqueueResult } from './durable/port.js';
 /** The inbox the ORM stores are: a dedupe store on any SQL client, from one statement runner and one transaction. */

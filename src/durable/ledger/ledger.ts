@@ -17,15 +17,25 @@ export interface LedgerOptions {
 
 /**
  * What the ledger uses of a pg Pool. The handoff's statement goes as a named (prepared) statement, a pg query
- * config `{ name, text, values }`: PostgreSQL plans it once per connection instead of on every handoff.
+ * config `{ name, text }` with its values as the second argument: PostgreSQL plans it once per connection
+ * instead of on every handoff.
  */
 export interface LedgerPool {
   query(
-    text: string | { name: string; text: string; values: unknown[] },
+    text: string | NamedStatement,
     values?: unknown[],
   ): Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
   connect(): Promise<{ query(text: string, values?: unknown[]): Promise<unknown>; release(): void }>;
   end(): Promise<void>;
+}
+
+/**
+ * A named (prepared) statement as a pg query config. Its `name` and `text` may be inherited (the ledger passes an
+ * object whose prototype holds them): a pool wrapper reads them, it does not spread the object.
+ */
+export interface NamedStatement {
+  readonly name: string;
+  readonly text: string;
 }
 
 export const DEFAULT_LEDGER_TABLE = 'messaging_webhooks_jobs';
@@ -108,12 +118,15 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
     });
     return created;
   };
-  const send = (to: LedgerPool, text: string, values: unknown[], name?: string) =>
-    name ? to.query({ name, text, values }) : to.query(text, values);
-  const query: Query = (text, values, name) =>
+  // A named statement goes as an object of its own whose name and text are its prototype's: pg copies a
+  // config's own properties (every field descriptor) before each query, and this one has none; the values go
+  // as the second argument. Its own object, not the shared one: older pg versions write to the config.
+  const send = (to: LedgerPool, text: string | NamedStatement, values: unknown[]) =>
+    to.query(typeof text === 'string' ? text : (Object.create(text) as NamedStatement), values);
+  const query: Query = (text, values) =>
     opened
-      ? Promise.resolve(callUser(() => send(opened as LedgerPool, text, values, name)))
-      : ready().then(() => send(pool as LedgerPool, text, values, name));
+      ? Promise.resolve(callUser(() => send(opened as LedgerPool, text, values)))
+      : ready().then(() => send(pool as LedgerPool, text, values));
   return {
     queue,
     ready,
@@ -138,11 +151,10 @@ export function openLedger(options: LedgerOptions, queue: string, who: string): 
   };
 }
 
-/** A statement of the ledger; a `name` makes it a named (prepared) statement. */
+/** A statement of the ledger, as text or as a named (prepared) statement. */
 type Query = (
-  text: string,
+  text: string | NamedStatement,
   values: unknown[],
-  name?: string,
 ) => Promise<{ rows: Record<string, unknown>[]; rowCount: number | null }>;
 
 /** The ledger's changes of one event's row: its handoff, and its runs in the workers. */
@@ -154,11 +166,14 @@ function eventRows(
   const stateOf = async (key: string) =>
     (await query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
   // Named per table: a connection keeps the statement under its name, and another table's differs.
-  const admitStatement = `mw_admit_${createHash('sha256').update(sql.admit).digest('hex').slice(0, 24)}`;
+  const admitStatement: NamedStatement = {
+    name: `mw_admit_${createHash('sha256').update(sql.admit).digest('hex').slice(0, 24)}`,
+    text: sql.admit,
+  };
   return {
     async admit(jobKey, text) {
       const key = stored(jobKey);
-      const written = () => query(sql.admit, [queue, key, text], admitStatement);
+      const written = () => query(admitStatement, [queue, key, text]);
       if ((await written()).rowCount) return 'enqueued';
       if ((await query(sql.readmit, [queue, key, text, REPUBLISH_AFTER_MS])).rowCount) return 'enqueued';
       const state = await stateOf(key);

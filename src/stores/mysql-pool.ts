@@ -76,6 +76,31 @@ export async function checkOut(
   }
 }
 
+/** What the store uses of mysql2's callback connection under a promise one. */
+interface CallbackConnection {
+  query(
+    text: string,
+    values: unknown[] | undefined,
+    done: (error: unknown, result: unknown) => void,
+  ): unknown;
+}
+
+/**
+ * One of the store's own statements on a checked-out connection, through mysql2's callback connection under the
+ * promise one: the promise API captures a stack per statement (its `trace` option, on by default), a cost that
+ * grows with the awaits above the call, for errors whose stack the store never shows. Handlers' statements on
+ * ctx.tx keep the promise API. A connection without a callback one underneath (a stand-in) is asked through its
+ * own query().
+ */
+export function storeStatement<R>(connection: PoolConnection, text: string, values?: unknown[]): Promise<R> {
+  const callback = (connection as { connection?: CallbackConnection }).connection;
+  if (typeof callback?.query !== 'function')
+    return connection.query(text, values).then(([result]) => result as R);
+  return new Promise<R>((resolve, reject) => {
+    callback.query(text, values, (error, result) => (error ? reject(error) : resolve(result as R)));
+  });
+}
+
 /** `work` on the connection within `within`; past the deadline the connection is destroyed, never reused. */
 export async function onConnection<R>(
   connection: PoolConnection,

@@ -6,7 +6,7 @@ import {
   StoreTimeoutError,
   withinOperationTimeout,
 } from './deadline.js';
-import { checkMysqlPool, checkOut, mysqlFailedOver, onConnection } from './mysql-pool.js';
+import { checkMysqlPool, checkOut, mysqlFailedOver, onConnection, storeStatement } from './mysql-pool.js';
 import {
   createMysqlInboxSql,
   isMissingTable,
@@ -169,7 +169,8 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
         claimOnTransaction(
           'mysql',
           { mysql: statements },
-          async (text, values) => driverAnswer(await onStep(() => connection.query(text, values))),
+          async (text, values) =>
+            driverAnswer([await onStep(() => storeStatement(connection, text, values))]),
           key,
           token,
           leaseMs,
@@ -196,14 +197,14 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
         throw this.#explain(error);
       });
     try {
-      await step(() => connection.query('START TRANSACTION'));
+      await step(() => storeStatement(connection, 'START TRANSACTION'));
       const result = await work(connection, step);
-      await step(() => connection.query('COMMIT'));
+      await step(() => storeStatement(connection, 'COMMIT'));
       return result;
     } catch (error) {
       if (!destroyed) {
         try {
-          await connection.query('ROLLBACK');
+          await storeStatement(connection, 'ROLLBACK');
         } catch {
           // The connection is in an unknown state: the server rolls back what it left open.
           connection.destroy();
@@ -219,7 +220,7 @@ export class MysqlDedupeStore<T extends boolean = false> implements DedupeStore<
   /** The completion on the transaction's connection: false when the claim is no longer this token's. */
   async #complete(connection: PoolConnection, key: string, token: string, retentionMs: number) {
     const values = [retentionMs, mysqlStoredKey(key), token];
-    const [result] = await connection.query<ResultSetHeader>(this.#sql.complete, values);
+    const result = await storeStatement<ResultSetHeader>(connection, this.#sql.complete, values);
     return result.affectedRows === 1;
   }
 

@@ -77,6 +77,23 @@ FROM ${table.ref} WHERE key = $1::text`,
   };
 }
 
+/**
+ * A prepared statement's name for `text`: the same on every process for the same text, another for another
+ * (the table is in the text), within PostgreSQL's 63 bytes. A driver refuses one name for two texts on one
+ * connection, so a clash of this hash fails loudly rather than running the wrong statement.
+ */
+export function statementName(text: string): string {
+  // FNV-1a, 32 bits twice (two offsets): a name per text without node:crypto, which edge runtimes lack.
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ 0x5bd1e995;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x01000193);
+  }
+  return `mw_inbox_${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
+}
+
 /** The MySQL statements of a claim run inside the event's transaction: no wait longer than a second. */
 export function mysqlClaimInTransaction(sql: MysqlStatements) {
   const bounded = (statement: string) =>

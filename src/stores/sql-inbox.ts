@@ -1,4 +1,4 @@
-import { type Deadline, operationTimeout, withinOperationTimeout } from './deadline.js';
+import { type Deadline, operationDeadline, operationTimeout, withinOperationTimeout } from './deadline.js';
 import { mysqlFailedOver } from './mysql-pool.js';
 import {
   createMysqlInboxSql,
@@ -20,6 +20,7 @@ import {
   openMysqlClaim,
   pgClaimInTransaction,
   pgClaimSql,
+  statementName,
 } from './sql-inbox-sql.js';
 import type { ClaimResult, DedupeStore, OpenClaimResult } from './types.js';
 import { isPostgresFailover, StoreUnavailableError } from './unavailable.js';
@@ -48,8 +49,12 @@ export interface SqlInboxDriver<Tx> {
   migration: string;
   /** The deadline of each store call; undefined takes the stores' default. */
   operationTimeoutMs: number | undefined;
-  /** Runs one statement and answers its rows and how many rows it changed. */
-  run(text: string, values: unknown[], tx?: Tx): Promise<SqlAnswer>;
+  /**
+   * Runs one statement and answers its rows and how many rows it changed. `name` comes with the statements
+   * every event sends in its transaction (the claim, the completion): a driver that can keeps the statement
+   * prepared on the connection under it; one that cannot ignores it.
+   */
+  run(text: string, values: unknown[], tx?: Tx, name?: string): Promise<SqlAnswer>;
   /** Runs `work` in one transaction of the ORM: committed when it resolves, rolled back when it throws. */
   transaction<R>(work: (tx: Tx) => Promise<R>): Promise<R>;
   /** True for the ORM's own error saying a table is missing, when it does not pass on the driver's. */
@@ -78,6 +83,8 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
   readonly #pgClaim: string | undefined;
   readonly #table: { name: string };
   readonly #inTransaction: Parameters<typeof claimOnTransaction>[1];
+  /** The names the statements of every event's transaction go under (PostgreSQL), by their text. */
+  readonly #names = new Map<string, string>();
   /** The claim in the event's own transaction (one per delivery); gone on MySQL, which lacks `SET STATEMENT`. */
   claimInTransaction?: (key: string, leaseMs: number) => Promise<OpenClaimResult<Tx>>;
 
@@ -101,7 +108,10 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
         release: releaseSql(table),
         purge: purgeSql(table),
       };
-      this.#inTransaction = { pgInTransaction: pgClaimInTransaction(table) };
+      const inTransaction = pgClaimInTransaction(table);
+      this.#inTransaction = { pgInTransaction: inTransaction };
+      for (const text of [inTransaction.insert, inTransaction.read, this.#sql.complete])
+        this.#names.set(text, statementName(text));
     }
     this.claimInTransaction = (key, leaseMs) => this.#claimInTransaction(key, leaseMs);
   }
@@ -184,7 +194,7 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
         // The completion in the same transaction: the ORM commits it with the handlers' writes, or neither.
         const completed = await this.#bounded(async () => {
           try {
-            return (await this.#driver.run(this.#sql.complete, values, tx)).affected === 1;
+            return (await this.#runOn(tx, this.#sql.complete, values)).affected === 1;
           } catch (error) {
             throw this.#explain(error);
           }
@@ -200,28 +210,34 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
   #claimInTransaction(key: string, leaseMs: number): Promise<OpenClaimResult<Tx>> {
     const token = newOwnerToken();
     const driver = this.#driver;
-    const opening = () =>
-      this.#bounded((deadline) =>
-        openClaim<Tx>({
-          token,
-          transaction: (work) => driver.transaction(work),
-          claim: (tx) =>
-            claimOnTransaction(
-              driver.dialect,
-              this.#inTransaction,
-              (text, values) => driver.run(text, values, tx),
-              key,
-              token,
-              leaseMs,
-            ),
-          complete: async (tx, retentionMs) =>
-            (await driver.run(this.#sql.complete, this.#keyed(key, token, retentionMs), tx)).affected === 1,
-          within: (opened) => deadline.within(opened),
-          explain: (error) => this.#failedOver(this.#explain(error)),
-          takenOver: TAKEN_OVER,
-        }),
-      );
+    // One deadline for the claim: openClaim bounds its own wait for the claim's answer with it.
+    const opening = () => {
+      const deadline = operationDeadline(this.operationTimeoutMs, `The ${driver.store}`);
+      return openClaim<Tx>({
+        token,
+        transaction: (work) => driver.transaction(work),
+        claim: (tx) =>
+          claimOnTransaction(
+            driver.dialect,
+            this.#inTransaction,
+            (text, values) => this.#runOn(tx, text, values),
+            key,
+            token,
+            leaseMs,
+          ),
+        complete: async (tx, retentionMs) =>
+          (await this.#runOn(tx, this.#sql.complete, this.#keyed(key, token, retentionMs))).affected === 1,
+        within: (opened) => deadline.within(opened),
+        explain: (error) => this.#failedOver(this.#explain(error)),
+        takenOver: TAKEN_OVER,
+      });
+    };
     return driver.dialect === 'mysql' ? openMysqlClaim(this, opening, key, leaseMs) : opening();
+  }
+
+  /** A statement of the event's transaction, under its name when it has one. */
+  #runOn(tx: Tx, text: string, values: unknown[]): Promise<SqlAnswer> {
+    return this.#driver.run(text, values, tx, this.#names.get(text));
   }
 
   async #changedOne(text: string, values: unknown[]): Promise<boolean> {

@@ -24,13 +24,19 @@ const MIGRATION =
 export class TypeOrmDedupeStore extends SqlInbox<EntityManager> {
   constructor(options: TypeOrmDedupeStoreOptions) {
     const dataSource = checkDataSource(options?.dataSource);
+    const dialect = typeOrmDialect(dataSource);
+    // Named statements until the server refuses one (a pooler that moves statements between connections).
+    const named = { on: dialect === 'postgres' };
     super({
       store: STORE,
-      dialect: typeOrmDialect(dataSource),
+      dialect,
       table: options.table ?? 'webhook_inbox',
       migration: MIGRATION,
       operationTimeoutMs: options.operationTimeoutMs,
-      run: (text, values, tx) => run(dataSource, text, values, tx),
+      run: (text, values, tx, name) =>
+        name !== undefined && tx?.queryRunner && named.on
+          ? runNamed(dataSource, tx.queryRunner, { name, text, values }, named)
+          : run(dataSource, text, values, tx),
       transaction: (work) => dataSource.transaction(work),
       // TypeORM wraps the driver's error in a QueryFailedError that keeps its code (and errno) as its own.
       isMissingTable: (error) => {
@@ -59,6 +65,43 @@ async function run(
     return { rows: records, affected: Number(result.affected ?? records.length) };
   } finally {
     if (!inTransaction) await runner.release();
+  }
+}
+
+/** What the store uses of the `pg` client under a PostgreSQL query runner. */
+interface PgConnection {
+  query(config: { name: string; text: string; values: unknown[] }): Promise<{
+    rows: SqlAnswer['rows'];
+    rowCount: number | null;
+  }>;
+}
+
+/** PostgreSQL's "prepared statement does not exist" and "already exists": a pooler between (PgBouncer's transaction mode). */
+const STATEMENT_MOVED = new Set(['26000', '42P05']);
+
+/**
+ * One of the statements every event's transaction sends, as a named statement on the transaction's own `pg`
+ * connection: PostgreSQL parses and plans it once per connection instead of on every event (TypeORM's
+ * query() has no way to name one). TypeORM's logger still sees it, as it sees the runner's own queries. A
+ * server that refuses the name (a pooler that hands the connection's statements to another) fails this event,
+ * which is retried, and turns the names off for the store's later ones.
+ */
+async function runNamed(
+  dataSource: DataSource,
+  runner: QueryRunner,
+  statement: { name: string; text: string; values: unknown[] },
+  named: { on: boolean },
+): Promise<SqlAnswer> {
+  const connection = ((runner as { databaseConnection?: PgConnection }).databaseConnection ??
+    (await runner.connect())) as PgConnection;
+  dataSource.logger.logQuery(statement.text, statement.values, runner);
+  try {
+    const { rows, rowCount } = await connection.query(statement);
+    return { rows, affected: rowCount ?? rows.length };
+  } catch (error) {
+    if (STATEMENT_MOVED.has(String((error as { code?: unknown })?.code))) named.on = false;
+    dataSource.logger.logQueryError(error as Error, statement.text, statement.values, runner);
+    throw error;
   }
 }
 

@@ -164,12 +164,26 @@ describe('MysqlDedupeStore', () => {
 function withoutSetStatement(real: mysql.Pool): mysql.Pool {
   const parseError = () =>
     Object.assign(new Error('You have an error in your SQL syntax'), { code: 'ER_PARSE_ERROR', errno: 1064 });
+  type Done = (error: unknown, result?: unknown) => void;
+  type Callbacks = { query(text: string, values: unknown[] | undefined, done: Done): unknown };
+  // The callback connection under the promise one, which the store's own statements go through.
+  const callbacks = (core: Callbacks) =>
+    new Proxy(core, {
+      get(target, name) {
+        if (name === 'query')
+          return (text: string, values: unknown[] | undefined, done: Done) =>
+            /^SET STATEMENT/.test(text) ? done(parseError()) : target.query(text, values, done);
+        const value = Reflect.get(target, name);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
   const connection = (inner: PoolConnection) =>
     new Proxy(inner, {
       get(target, name) {
         if (name === 'query')
           return (text: string, values?: Parameters<PoolConnection['query']>[1]) =>
             /^SET STATEMENT/.test(text) ? Promise.reject(parseError()) : target.query(text, values);
+        if (name === 'connection') return callbacks(target.connection as unknown as Callbacks);
         const value = Reflect.get(target, name);
         return typeof value === 'function' ? value.bind(target) : value;
       },

@@ -96,6 +96,34 @@ for (const [name, dataSource] of Object.entries(databases)) {
   });
 }
 
+describe('TypeOrmDedupeStore named statements on PostgreSQL', () => {
+  it('a connection that lost them (a pooler between) fails one event, then the store sends them unnamed', async () => {
+    // One connection, so that the statements dropped are those the store's client believes prepared.
+    const own = new DataSource({
+      ...databases.postgres.options,
+      poolSize: 1,
+    } as typeof databases.postgres.options);
+    await own.initialize();
+    const deliver = async (store: TypeOrmDedupeStore, key: string) => {
+      const open = await store.claimInTransaction?.(key, 5000);
+      if (open?.status !== 'claimed') throw new Error(`expected a claim, got ${open?.status}`);
+      await open.run(60_000, async () => undefined);
+    };
+    try {
+      const store = new TypeOrmDedupeStore({ dataSource: own, table });
+      await deliver(store, 'live:evt_named_1');
+      await own.query('DEALLOCATE ALL');
+      await expect(deliver(store, 'live:evt_named_2')).rejects.toMatchObject({ code: '26000' });
+      await deliver(store, 'live:evt_named_2');
+      await own.query('DEALLOCATE ALL');
+      await deliver(store, 'live:evt_named_3');
+      expect(await store.claim('live:evt_named_3', 5000)).toEqual({ status: 'duplicate' });
+    } finally {
+      await own.destroy();
+    }
+  });
+});
+
 describe('TypeOrmDedupeStore misuse', () => {
   it('says what to pass for something that is not a DataSource, and names the databases it supports', () => {
     expect(() => new TypeOrmDedupeStore({ dataSource: {} as DataSource })).toThrow(WebhookConfigError);

@@ -95,17 +95,24 @@ function settleFirst<T, L>(
  * which mostly answer before the event loop turns (an in-memory store, a cache hit). The timer is armed only
  * for work still waiting when the current turn ends, with what is left of its `ms`: work that settles within
  * the turn costs no timer, and one setImmediate serves every call of the turn. `check` turns what the work
- * resolved into the answer (or throws why it is none) in the same reaction: no promise of its own per call.
+ * resolved into the answer (or throws why it is none), and `failed`, when given, turns any failure (the work's,
+ * the check's, the deadline's) into an answer, both in the same reaction: no promise of the caller's per call.
  */
 export function withinTurnOrDeadline<S, T = S>(
   work: Promise<S>,
   ms: number,
   late: () => Error,
-  check: (value: S) => T = (value) => value as unknown as T,
+  check: (value: S) => T | PromiseLike<T> = (value) => value as unknown as T,
+  failed?: (error: unknown) => T | PromiseLike<T>,
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
     const now = Date.now();
-    const wait: Wait = { dueAt: now + ms, timer: undefined, settled: false, late: () => reject(late()) };
+    const wait: Wait = {
+      dueAt: now + ms,
+      timer: undefined,
+      settled: false,
+      late: () => failure(late(), resolve, reject, failed),
+    };
     // Asked again when the turn's setImmediate is long due: a test's fake timers uninstalled before it ran
     // would otherwise leave every later wait unarmed. One more in a long turn arms nothing twice.
     if (arming.length === 0 || now - armingSince > REARM_AFTER_MS) {
@@ -116,18 +123,32 @@ export function withinTurnOrDeadline<S, T = S>(
     work.then(
       (value) => {
         settle(wait);
+        let answer: T | PromiseLike<T>;
         try {
-          resolve(check(value));
+          answer = check(value);
         } catch (error) {
-          reject(error);
+          failure(error, resolve, reject, failed);
+          return;
         }
+        resolve(answer);
       },
       (error: unknown) => {
         settle(wait);
-        reject(error);
+        failure(error, resolve, reject, failed);
       },
     );
   });
+}
+
+/** A wait's failure: rejected with, or answered by `failed` when the caller gave it. */
+function failure<T>(
+  error: unknown,
+  resolve: (answer: T | PromiseLike<T>) => void,
+  reject: (error: unknown) => void,
+  failed: ((error: unknown) => T | PromiseLike<T>) | undefined,
+): void {
+  if (failed) resolve(failed(error));
+  else reject(error);
 }
 
 interface Wait {

@@ -51,26 +51,24 @@ export class Claims<Tx> {
    * Never rejects.
    */
   take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
-    let claiming: Promise<ClaimResult | OpenClaimResult<Tx>>;
+    // What the store answered, or why it failed, becomes the taken claim in the store call's own reaction.
+    const taken = (result: ClaimResult | OpenClaimResult<Tx>): Taken<Tx> => {
+      if (result.status !== 'claimed') return result;
+      const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
+      return {
+        status: 'claimed',
+        claim: new Claim(this, { key, token: result.token, context }, handle, open),
+      };
+    };
+    const unavailable = (cause: unknown) => this.#unavailable(cause, context);
     try {
       // Reading the store's methods runs its code too (a getter may throw).
-      claiming = this.calls.opensTransactions
-        ? claimInTransaction(this.calls, key, this.leaseMs)
-        : this.calls.claim(key, this.leaseMs);
+      return this.calls.opensTransactions
+        ? claimInTransaction(this.calls, key, this.leaseMs, taken, unavailable)
+        : this.calls.claim(key, this.leaseMs, taken, unavailable);
     } catch (cause) {
       return this.#unavailable(cause, context);
     }
-    return claiming.then(
-      (result) => {
-        if (result.status !== 'claimed') return result;
-        const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
-        return {
-          status: 'claimed',
-          claim: new Claim(this, { key, token: result.token, context }, handle, open),
-        };
-      },
-      (cause: unknown) => this.#unavailable(cause, context),
-    );
   }
 
   async #unavailable(cause: unknown, context: ErrorContext): Promise<Taken<Tx>> {
@@ -218,7 +216,9 @@ export class Claim<Tx> {
     if (committed) return COMPLETED;
     // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
     // lease expires and a later retry may run the event again (at-least-once).
-    return calls.complete(this.held.key, this.held.token, retentionMs).then(
+    return calls.complete(
+      this.held,
+      retentionMs,
       (owned) => (owned ? COMPLETED : this.#lost()),
       (cause: unknown) => this.#unrecorded(cause),
     );

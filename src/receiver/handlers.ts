@@ -100,7 +100,7 @@ export class HandlerRegistry<C extends Catalogue, Tx> {
     const count = (typed?.length ?? 0) + this.#any.length;
     if (count === 0) return undefined;
     if (count === 1) return runOne((typed?.[0] ?? this.#any[0]) as StoredHandler, event, ctx);
-    const runs: Promise<void>[] = [];
+    const runs: (Promise<void> | undefined)[] = [];
     for (const handler of typed ?? []) runs.push(runOne(handler, event, ctx));
     for (const handler of this.#any) runs.push(runOne(handler, event, ctx));
     return Promise.allSettled(runs).then(throwFailures);
@@ -133,11 +133,12 @@ async function tell(handler: () => unknown): Promise<void> {
 }
 
 /**
- * Calls one handler and waits for what it returned; a synchronous throw becomes a rejection. A handler that
- * returns nothing is awaited too: going on without a promise for it did not measurably pay (bench/NOTES.md).
+ * Calls one handler as user code is called (callUser): what it returned when that waits, as a native promise
+ * (a synchronous throw is a rejected one), or undefined when it returned at once: nothing left to wait for.
  */
-async function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> {
-  await (handler as (e: unknown, c: unknown) => unknown)(event, ctx);
+function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> | undefined {
+  const ran = callUser(() => (handler as (e: unknown, c: unknown) => unknown)(event, ctx));
+  return isThenable(ran) ? (ran as Promise<void>) : undefined;
 }
 
 function throwFailures(results: PromiseSettledResult<void>[]): void {

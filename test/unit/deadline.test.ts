@@ -175,7 +175,8 @@ describe('withinTurnOrDeadline', () => {
       land = resolve;
     });
     const checked: number[] = [];
-    const timed = withinTurnOrDeadline(slow, 1000, late, (value) => checked.push(value), failed);
+    const check = (value: number) => String(checked.push(value));
+    const timed = withinTurnOrDeadline(slow, 1000, late, check, failed);
     await vi.advanceTimersByTimeAsync(1000);
     await expect(timed).resolves.toBe('failed: late');
     land(7);

@@ -95,50 +95,93 @@ function settleFirst<T, L>(
  * which mostly answer before the event loop turns (an in-memory store, a cache hit). The timer is armed only
  * for work still waiting when the current turn ends, with what is left of its `ms`: work that settles within
  * the turn costs no timer, and one setImmediate serves every call of the turn. `check` turns what the work
- * resolved into the answer (or throws why it is none) in the same reaction: no promise of its own per call.
+ * resolved into the answer (or throws why it is none), and `failed`, when given, turns any failure (the work's,
+ * the check's, the deadline's) into an answer, both in the same reaction: no promise of the caller's per call.
  */
 export function withinTurnOrDeadline<S, T = S>(
   work: Promise<S>,
   ms: number,
   late: () => Error,
-  check: (value: S) => T = (value) => value as unknown as T,
+  check: (value: S) => T | PromiseLike<T> = (value) => value as unknown as T,
+  failed?: (error: unknown) => T | PromiseLike<T>,
 ): Promise<T> {
-  return new Promise<T>((resolve, reject) => {
-    const now = Date.now();
-    const wait: Wait = { dueAt: now + ms, timer: undefined, settled: false, late: () => reject(late()) };
-    // Asked again when the turn's setImmediate is long due: a test's fake timers uninstalled before it ran
-    // would otherwise leave every later wait unarmed. One more in a long turn arms nothing twice.
-    if (arming.length === 0 || now - armingSince > REARM_AFTER_MS) {
-      armingSince = now;
-      afterTurn(armStillWaiting);
-    } else if (arming.length >= armingRoom) compactArming();
-    arming.push(wait);
-    work.then(
-      (value) => {
-        settle(wait);
-        try {
-          resolve(check(value));
-        } catch (error) {
-          reject(error);
-        }
-      },
-      (error: unknown) => {
-        settle(wait);
-        reject(error);
-      },
-    );
+  // The wait holds all its call's state, so each closure below holds only the wait.
+  const now = Date.now();
+  const wait = new Wait<S, T>(now + ms, late, check as Wait<S, T>['check'], failed);
+  const answer = new Promise<T>((resolve, reject) => {
+    wait.resolve = resolve;
+    wait.reject = reject;
   });
+  // Asked again when the turn's setImmediate is long due: a test's fake timers uninstalled before it ran
+  // would otherwise leave every later wait unarmed. One more in a long turn arms nothing twice.
+  if (arming.length === 0 || now - armingSince > REARM_AFTER_MS) {
+    armingSince = now;
+    afterTurn(armStillWaiting);
+  } else if (arming.length >= armingRoom) compactArming();
+  arming.push(wait as Wait<unknown, unknown>);
+  work.then(
+    (value) => wait.answer(value),
+    (error: unknown) => wait.fail(error),
+  );
+  return answer;
 }
 
-interface Wait {
-  readonly dueAt: number;
-  timer: ReturnType<typeof setTimeout> | undefined;
-  settled: boolean;
-  readonly late: () => void;
+/** One withinTurnOrDeadline call: how its promise settles, by the work or once `dueAt` passed first. */
+class Wait<S, T> {
+  timer: ReturnType<typeof setTimeout> | undefined = undefined;
+  settled = false;
+  resolve: (answer: T | PromiseLike<T>) => void = noop;
+  reject: (error: unknown) => void = noop;
+
+  constructor(
+    readonly dueAt: number,
+    readonly late: () => Error,
+    readonly check: (value: S) => T | PromiseLike<T>,
+    readonly failed: ((error: unknown) => T | PromiseLike<T>) | undefined,
+  ) {}
+
+  answer(value: S): void {
+    // Work that lands after the deadline changes nothing: the caller was answered then (`late` sees to it).
+    if (this.settled) return;
+    this.#settle();
+    let answer: T | PromiseLike<T>;
+    try {
+      answer = this.check(value);
+    } catch (error) {
+      this.#failure(error);
+      return;
+    }
+    this.resolve(answer);
+  }
+
+  fail(error: unknown): void {
+    if (this.settled) return;
+    this.#settle();
+    this.#failure(error);
+  }
+
+  /** The deadline passed first: a timer's callback, given the wait as its argument (no closure per wait). */
+  static timedOut(wait: Wait<unknown, unknown>): void {
+    wait.settled = true;
+    wait.#failure(wait.late());
+  }
+
+  /** Rejected with `error`, or answered by `failed` when the caller gave it. */
+  #failure(error: unknown): void {
+    if (this.failed) this.resolve(this.failed(error));
+    else this.reject(error);
+  }
+
+  #settle(): void {
+    this.settled = true;
+    if (this.timer !== undefined) clearTimeout(this.timer);
+  }
 }
+
+const noop = (): void => undefined;
 
 /** The waits begun in this turn of the event loop, armed together once it ends. */
-let arming: Wait[] = [];
+let arming: Wait<unknown, unknown>[] = [];
 /** The end of this turn of the event loop; a Worker or Deno has no setImmediate, and a 0 ms timer ends it too. */
 const afterTurn: (run: () => void) => unknown =
   typeof globalThis.setImmediate === 'function' ? globalThis.setImmediate : (run) => setTimeout(run, 0);
@@ -164,11 +207,6 @@ function armStillWaiting(): void {
   arming = [];
   const now = Date.now();
   for (const wait of waits) {
-    if (!wait.settled) wait.timer = setTimeout(wait.late, Math.max(0, wait.dueAt - now));
+    if (!wait.settled) wait.timer = setTimeout(Wait.timedOut, Math.max(0, wait.dueAt - now), wait);
   }
-}
-
-function settle(wait: Wait): void {
-  wait.settled = true;
-  if (wait.timer !== undefined) clearTimeout(wait.timer);
 }

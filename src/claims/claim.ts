@@ -1,3 +1,4 @@
+import { callUser, isThenable } from '../base/deadline.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError } from '../stores/unavailable.js';
@@ -51,26 +52,24 @@ export class Claims<Tx> {
    * Never rejects.
    */
   take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
-    let claiming: Promise<ClaimResult | OpenClaimResult<Tx>>;
+    // What the store answered, or why it failed, becomes the taken claim in the store call's own reaction.
+    const taken = (result: ClaimResult | OpenClaimResult<Tx>): Taken<Tx> => {
+      if (result.status !== 'claimed') return result;
+      const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
+      return {
+        status: 'claimed',
+        claim: new Claim(this, { key, token: result.token, context }, handle, open),
+      };
+    };
+    const unavailable = (cause: unknown) => this.#unavailable(cause, context);
     try {
       // Reading the store's methods runs its code too (a getter may throw).
-      claiming = this.calls.opensTransactions
-        ? claimInTransaction(this.calls, key, this.leaseMs)
-        : this.calls.claim(key, this.leaseMs);
+      return this.calls.opensTransactions
+        ? claimInTransaction(this.calls, key, this.leaseMs, taken, unavailable)
+        : this.calls.claim(key, this.leaseMs, taken, unavailable);
     } catch (cause) {
       return this.#unavailable(cause, context);
     }
-    return claiming.then(
-      (result) => {
-        if (result.status !== 'claimed') return result;
-        const open = 'run' in result ? (result as unknown as OpenClaim<Tx>) : undefined;
-        return {
-          status: 'claimed',
-          claim: new Claim(this, { key, token: result.token, context }, handle, open),
-        };
-      },
-      (cause: unknown) => this.#unavailable(cause, context),
-    );
   }
 
   async #unavailable(cause: unknown, context: ErrorContext): Promise<Taken<Tx>> {
@@ -187,7 +186,9 @@ export class Claim<Tx> {
     if (committed) return COMPLETED;
     // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
     // lease expires and a later retry may run the event again (at-least-once).
-    return calls.complete(this.held.key, this.held.token, retentionMs).then(
+    return calls.complete(
+      this.held,
+      retentionMs,
       (owned) => (owned ? COMPLETED : this.#lost()),
       (cause: unknown) => this.#unrecorded(cause),
     );
@@ -273,7 +274,7 @@ export function dispatching<Tx>(
     const count = (typed?.length ?? 0) + any.length;
     if (count === 0) return undefined;
     if (count === 1) return runOne((typed?.[0] ?? any[0]) as StoredHandler, event, ctx);
-    const runs: Promise<void>[] = [];
+    const runs: (Promise<void> | undefined)[] = [];
     for (const handler of typed ?? []) runs.push(runOne(handler, event, ctx));
     for (const handler of any) runs.push(runOne(handler, event, ctx));
     return Promise.allSettled(runs).then(throwFailures);
@@ -281,11 +282,12 @@ export function dispatching<Tx>(
 }
 
 /**
- * Calls one handler and waits for what it returned; a synchronous throw becomes a rejection. A handler that
- * returns nothing is awaited too: going on without a promise for it did not measurably pay (bench/NOTES.md).
+ * Calls one handler as user code is called (callUser): what it returned when that waits, as a native promise
+ * (a synchronous throw is a rejected one), or undefined when it returned at once: nothing left to wait for.
  */
-async function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> {
-  await (handler as (e: unknown, c: unknown) => unknown)(event, ctx);
+function runOne(handler: StoredHandler, event: unknown, ctx: unknown): Promise<void> | undefined {
+  const ran = callUser(() => (handler as (e: unknown, c: unknown) => unknown)(event, ctx));
+  return isThenable(ran) ? (ran as Promise<void>) : undefined;
 }
 
 function throwFailures(results: PromiseSettledResult<void>[]): void {

@@ -1,6 +1,14 @@
+import type { Awaitable } from '../base/deadline.js';
 import type { DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { StoreUnavailableError } from '../stores/unavailable.js';
-import { answerOf, checkClaim, type Held, type StoreCalls, StoreContractError } from './store-calls.js';
+import {
+  answerOf,
+  checkClaim,
+  type Failed,
+  type Held,
+  type StoreCalls,
+  StoreContractError,
+} from './store-calls.js';
 
 // A claim in the store's transaction, for a store that has one: taken as the transaction's first statement
 // (claimInTransaction), and its handlers run inside it (runInTransaction), committed with its completion.
@@ -10,15 +18,18 @@ import { answerOf, checkClaim, type Held, type StoreCalls, StoreContractError } 
  * claimInTransaction, see StoreCalls.opensTransactions), bounded like any claim: one that lands after its
  * deadline holds a transaction nobody will run, so it is rolled back.
  */
-export function claimInTransaction<Tx>(
+export function claimInTransaction<Tx, T>(
   calls: StoreCalls<Tx>,
   key: string,
   leaseMs: number,
-): Promise<OpenClaimResult<Tx>> {
+  answer: (result: OpenClaimResult<Tx>) => Awaitable<T>,
+  failed: Failed<T>,
+): Promise<T> {
   const { store } = calls;
   const claimInTransaction = store.claimInTransaction as NonNullable<DedupeStore<Tx>['claimInTransaction']>;
   const claiming = answerOf(() => claimInTransaction.call(store, key, leaseMs));
-  return calls.within('claim', claiming, checkOpenClaim, () => void abandonLate(claiming));
+  const check = (result: OpenClaimResult<Tx>) => answer(checkOpenClaim(result));
+  return calls.within('claim', claiming, check, () => void abandonLate(claiming), failed);
 }
 
 function checkOpenClaim<Tx>(answer: OpenClaimResult<Tx>): OpenClaimResult<Tx> {

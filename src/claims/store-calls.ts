@@ -26,14 +26,19 @@ export class StoreCalls<Tx> {
     readonly timeoutMs: number,
   ) {}
 
-  claim(key: string, leaseMs: number): Promise<ClaimResult> {
+  /** The store's claim, checked; `answer` (the result) or `failed` (any failure) answers in the same reaction. */
+  claim<T>(key: string, leaseMs: number, answer: (result: ClaimResult) => Awaitable<T>, failed: Failed<T>) {
     const claiming = answerOf(() => this.store.claim(key, leaseMs));
+    const check = (result: ClaimResult) => answer(checkClaim(result));
     // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-    return this.within('claim', claiming, checkClaim, () => void this.#releaseLate(key, claiming));
+    return this.within('claim', claiming, check, () => void this.#releaseLate(key, claiming), failed);
   }
 
-  complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return this.#settle('complete', () => this.store.complete(key, token, retentionMs));
+  /** The store's completion of a held claim, checked; `answer` and `failed` as for claim. */
+  complete<T>(held: Held, retentionMs: number, answer: (owned: boolean) => Awaitable<T>, failed: Failed<T>) {
+    const completing = answerOf(() => this.store.complete(held.key, held.token, retentionMs));
+    const check = (owned: boolean) => answer(checkOwned('complete', owned));
+    return this.within('complete', completing, check, undefined, failed);
   }
 
   renew(key: string, token: string, leaseMs: number): Promise<boolean> {
@@ -59,12 +64,21 @@ export class StoreCalls<Tx> {
     return this.transactional && typeof this.store.claimInTransaction === 'function';
   }
 
-  #settle(method: 'complete' | 'renew' | 'release', call: () => Awaitable<boolean>): Promise<boolean> {
+  #settle(method: 'renew' | 'release', call: () => Awaitable<boolean>): Promise<boolean> {
     return this.within(method, answerOf(call), (owned) => checkOwned(method, owned));
   }
 
-  /** What the store answered to `work`, checked (`check` throws when it is no answer), within the deadline; `late` runs once the deadline passed first. */
-  within<S, T>(method: string, work: Promise<S>, check: (answer: S) => T, late?: () => void): Promise<T> {
+  /**
+   * What the store answered to `work`, checked (`check` throws when it is no answer), within the deadline; `late`
+   * runs once the deadline passed first; `failed`, when given, answers any failure instead of a rejection.
+   */
+  within<S, T>(
+    method: string,
+    work: Promise<S>,
+    check: (answer: S) => Awaitable<T>,
+    late?: () => void,
+    failed?: Failed<T>,
+  ) {
     return withinTurnOrDeadline(
       work,
       this.timeoutMs,
@@ -77,6 +91,7 @@ export class StoreCalls<Tx> {
         );
       },
       check,
+      failed,
     );
   }
 
@@ -89,6 +104,9 @@ export class StoreCalls<Tx> {
     }
   }
 }
+
+/** How a caller answers a store call's failure in the call's own reaction. */
+export type Failed<T> = (cause: unknown) => Awaitable<T>;
 
 /**
  * A store call's answer as a native promise, whatever the store did (threw, answered a thenable or a plain

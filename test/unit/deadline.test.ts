@@ -158,4 +158,30 @@ describe('withinTurnOrDeadline', () => {
     await expect(timed).resolves.toBe('in time');
     expect(vi.getTimerCount()).toBe(0);
   });
+
+  it('answers every failure through failed when given, and runs neither for work that lands late', async () => {
+    const failed = (error: unknown) => `failed: ${(error as Error).message}`;
+    const wrong = () => {
+      throw new Error('no answer');
+    };
+    const late = () => new Error('late');
+    const refused = Promise.reject(new Error('refused'));
+    await expect(withinTurnOrDeadline(refused, 1000, late, String, failed)).resolves.toBe('failed: refused');
+    await expect(withinTurnOrDeadline(Promise.resolve(1), 1000, late, wrong, failed)).resolves.toBe(
+      'failed: no answer',
+    );
+    let land: (value: number) => void = () => {};
+    const slow = new Promise<number>((resolve) => {
+      land = resolve;
+    });
+    const checked: number[] = [];
+    const check = (value: number) => String(checked.push(value));
+    const timed = withinTurnOrDeadline(slow, 1000, late, check, failed);
+    await vi.advanceTimersByTimeAsync(1000);
+    await expect(timed).resolves.toBe('failed: late');
+    land(7);
+    await slow;
+    await vi.advanceTimersByTimeAsync(0);
+    expect(checked).toEqual([]);
+  });
 });

@@ -1,5 +1,4 @@
 import { createNodeRedisClient } from 'bullmq';
-import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { createClient } from 'redis';
 import {
@@ -14,7 +13,7 @@ import {
   pgBossDeadLetters,
   pgBossQueue,
 } from '../../src/durable/pg-boss/index.js';
-import { DATABASE_URL, REDIS_URL } from '../support/harness/cluster.js';
+import { DATABASE_URL, dropSchema, REDIS_URL } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
 import type { DeadLetterHarness } from './dead-letters-conformance.js';
 
@@ -106,10 +105,7 @@ export function pgBossHarness(
       }),
     async cleanup() {
       await sweeper?.stop({ graceful: false });
-      const client = new pg.Client(DATABASE_URL);
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
+      await dropSchema(schema);
     },
   };
 }

@@ -1,5 +1,4 @@
 import { fileURLToPath } from 'node:url';
-import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { afterAll, expect, it } from 'vitest';
 import {
@@ -11,7 +10,7 @@ import {
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
 import { gate } from '../support/gate.js';
 import { buildPackage } from '../support/harness/build.js';
-import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
+import { DATABASE_URL, dropSchema, testRun } from '../support/harness/cluster.js';
 import { startProcess } from '../support/harness/processes.js';
 import { deliveredEvent, delivery, expectAccepted, SECRET } from '../support/unit.js';
 
@@ -25,10 +24,7 @@ const { run } = testRun();
 const schema = `mw_recovery_${run}`;
 
 afterAll(async () => {
-  const client = new pg.Client(DATABASE_URL);
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  await dropSchema(schema);
 });
 
 /** Seconds from the SIGKILL of the worker running the job to the job running again on another worker. */

@@ -1,9 +1,8 @@
-import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { describe, expect, it } from 'vitest';
 import { createPgBossWorker as createWorker, pgBossQueue } from '../../src/durable/pg-boss/index.js';
 import { createReceiver, WebhookConfigError } from '../../src/index.js';
-import { DATABASE_URL, testRun } from '../support/harness/cluster.js';
+import { DATABASE_URL, dropSchema, testRun } from '../support/harness/cluster.js';
 import { deliveredEvent, delivery, expectAccepted, expectRejected, SECRET } from '../support/unit.js';
 import { describeDurableQueue } from './queue-conformance.js';
 
@@ -26,10 +25,7 @@ describeDurableQueue('pg-boss', {
   unreachable: () =>
     pgBossQueue({ connectionString: 'postgres://postgres@127.0.0.1:1/test', schema, name: 'down' }),
   async cleanup() {
-    const client = new pg.Client(DATABASE_URL);
-    await client.connect();
-    await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-    await client.end();
+    await dropSchema(schema);
   },
 });
 

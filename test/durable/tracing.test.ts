@@ -1,7 +1,6 @@
 import { SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { ReadableSpan } from '@opentelemetry/sdk-trace-base';
 import { createNodeRedisClient } from 'bullmq';
-import pg from 'pg';
 import { createClient } from 'redis';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { bullmqQueue, createBullmqWorker } from '../../src/durable/bullmq/index.js';
@@ -11,7 +10,7 @@ import type { DurableQueue, DurableWorker } from '../../src/index.js';
 import { createReceiver, type Receiver } from '../../src/index.js';
 import { openTelemetry } from '../../src/observability/opentelemetry.js';
 import { gate } from '../support/gate.js';
-import { DATABASE_URL, REDIS_URL, testRun } from '../support/harness/cluster.js';
+import { DATABASE_URL, dropSchema, REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
 import { expectChild, type Recorded, recordSpans, spanTexts } from '../support/tracing.js';
 import { deliveredEvent, delivery, SECRET } from '../support/unit.js';
@@ -65,10 +64,7 @@ const engines: Engine[] = [
         tracing,
       }),
     async cleanup() {
-      const client = new pg.Client(DATABASE_URL);
-      await client.connect();
-      await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-      await client.end();
+      await dropSchema(schema);
     },
   },
 ];

@@ -1,5 +1,4 @@
 import { createNodeRedisClient } from 'bullmq';
-import pg from 'pg';
 import { Registry } from 'prom-client';
 import { createClient } from 'redis';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -10,7 +9,7 @@ import { createReceiver, type Receiver, WebhookConfigError } from '../../src/ind
 import { registerWorkerMetrics } from '../../src/observability/prometheus.js';
 import { createEvent } from '../../src/testing.js';
 import { gate } from '../support/gate.js';
-import { DATABASE_URL, REDIS_URL, testRun } from '../support/harness/cluster.js';
+import { DATABASE_URL, dropSchema, REDIS_URL, testRun } from '../support/harness/cluster.js';
 import { deleteKeys } from '../support/harness/redis-keys.js';
 import { delivery, expectAccepted, SECRET } from '../support/unit.js';
 import { until } from '../support/until.js';
@@ -30,10 +29,7 @@ afterAll(async () => {
   await redis.connect();
   await deleteKeys(redis, `${prefix}:*`);
   redis.destroy();
-  const client = new pg.Client(DATABASE_URL);
-  await client.connect();
-  await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
-  await client.end();
+  await dropSchema(schema);
 });
 
 const bullmq = (name: string) =>

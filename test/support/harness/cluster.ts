@@ -1,11 +1,38 @@
 import { randomUUID } from 'node:crypto';
+import pg from 'pg';
 import { expect } from 'vitest';
+import { until } from '../until.js';
 import { buildPackage } from './build.js';
 import { type ReceiverConfig, type ReceiverProcess, startReceiver } from './processes.js';
 import { type Attempt, type Delivery, deliverAll, tally } from './sender.js';
 
 export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 export const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+/**
+ * Drops a test's PostgreSQL schema. A pg-boss instance of the test still stopping may lock its tables in
+ * another order: PostgreSQL then ends one side with a deadlock, and the drop is tried again.
+ */
+export async function dropSchema(schema: string): Promise<void> {
+  const client = new pg.Client(DATABASE_URL);
+  await client.connect();
+  try {
+    await until(
+      async () => {
+        try {
+          await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`);
+          return true;
+        } catch (error) {
+          if ((error as { code?: unknown })?.code === '40P01') return false;
+          throw error;
+        }
+      },
+      { timeoutMs: 15_000, what: `the schema ${schema} dropped` },
+    );
+  } finally {
+    await client.end();
+  }
+}
 
 /** Names unique to one test run: keys and tables of parallel runs never meet. */
 export function testRun() {

@@ -82,7 +82,7 @@ FROM ${table.ref} WHERE key = $1::text`,
  * (the table is in the text), within PostgreSQL's 63 bytes. A driver refuses one name for two texts on one
  * connection, so a clash of this hash fails loudly rather than running the wrong statement.
  */
-export function statementName(text: string): string {
+export function statementName(text: string, prefix = 'mw_inbox'): string {
   // FNV-1a, 32 bits twice (two offsets): a name per text without node:crypto, which edge runtimes lack.
   let a = 0x811c9dc5;
   let b = 0x01000193 ^ 0x5bd1e995;
@@ -91,7 +91,7 @@ export function statementName(text: string): string {
     a = Math.imul(a ^ c, 0x01000193);
     b = Math.imul(b ^ c, 0x01000193);
   }
-  return `mw_inbox_${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
+  return `${prefix}_${(a >>> 0).toString(16)}${(b >>> 0).toString(16)}`;
 }
 
 /** The MySQL statements of a claim run inside the event's transaction: no wait longer than a second. */

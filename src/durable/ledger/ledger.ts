@@ -1,7 +1,8 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Pool } from 'pg';
 import { callUser } from '../../base/deadline.js';
 import { kindOf, WebhookConfigError } from '../../base/errors.js';
+import { statementName } from '../../stores/sql-inbox-sql.js';
 import type { DurableJob, DurableQueueCounts, EnqueueResult } from '../port.js';
 import { type LedgerStatements, ledgerStatements, TABLE_NAME } from './sql.js';
 
@@ -167,7 +168,7 @@ function eventRows(
     (await query(sql.stateOf, [queue, key])).rows[0]?.state as LedgerState | undefined;
   // Named per table: a connection keeps the statement under its name, and another table's differs.
   const admitStatement: NamedStatement = {
-    name: `mw_admit_${createHash('sha256').update(sql.admit).digest('hex').slice(0, 24)}`,
+    name: statementName(sql.admit, 'mw_admit'),
     text: sql.admit,
   };
   return {

@@ -1,7 +1,14 @@
-import { expect, it } from 'vitest';
+import { afterEach, beforeEach, expect, it, vi } from 'vitest';
 import { startPoller } from '../../src/base/poller.js';
 import { gate } from '../support/gate.js';
-import { until } from '../support/until.js';
+
+// The poller's interval is what is tested: on a fake clock the test decides how many intervals go by.
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 it('a poll still running is not started again; the next one runs once it ended', async () => {
   const held = gate();
@@ -14,17 +21,15 @@ it('a poll still running is not started again; the next one runs once it ended',
     1,
     { immediately: true },
   );
-  // Another poller on the same interval counts the ticks that went by meanwhile.
-  let ticks = 0;
-  const clock = startPoller(() => ticks++, 1);
   try {
-    await until(() => ticks >= 20);
+    // Twenty intervals go by while the first poll is held.
+    await vi.advanceTimersByTimeAsync(20);
     expect(polls).toBe(1);
     held.open();
-    await until(() => polls >= 2);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(polls).toBe(2);
   } finally {
     slow.stop();
-    clock.stop();
   }
 });
 
@@ -36,7 +41,8 @@ it('a poll that throws or rejects does not stop the ones after it', async () => 
     if (polls === 2) return Promise.reject(new Error('unreachable'));
   }, 1);
   try {
-    await until(() => polls >= 3);
+    await vi.advanceTimersByTimeAsync(3);
+    expect(polls).toBe(3);
   } finally {
     poller.stop();
   }

@@ -5,10 +5,15 @@ import { describeStatusStoreConformance } from './status-store-conformance.js';
 
 describeStatusStoreConformance('memory', () => {
   const store = new MemoryStatusStore();
+  // The short-lived store's clock is the test's: retention ends when the test moves it, not after a wait.
+  let now = Date.now();
   return {
     stores: [store, store],
-    shortLived: new MemoryStatusStore({ retentionMs: 200 }),
+    shortLived: new MemoryStatusStore({ retentionMs: 200, now: () => now }),
     retentionMs: 200,
+    advance: (ms) => {
+      now += ms;
+    },
   };
 });
 

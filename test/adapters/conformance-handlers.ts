@@ -1,4 +1,5 @@
 import type { Receiver } from '../../src/index.js';
+import { gate } from '../support/gate.js';
 
 export const SECRET = 'whsec_conformance_secret';
 /**
@@ -67,9 +68,13 @@ export function createConformanceOptions(secrets: 'tenants' | 'static' = 'tenant
 export const MAX_BODY_BYTES = 64 * 1024;
 /** The handler throws the first time it sees an event whose data.operator is this → 500 handler_failed. */
 export const FAILING_OPERATOR = 'op_fail';
-/** The handler waits 300 ms, so a concurrent delivery of the same event sees 409 event_in_progress. */
+/**
+ * The handler holds the event until a concurrent delivery of it was turned away with 409 event_in_progress
+ * (the receiver's onRejected tells it), so that copy always finds it claimed.
+ */
 export const SLOW_OPERATOR = 'op_slow';
-const SLOW_MS = 300;
+/** A deadline, not a pace: a receiver that never turns the copy away lets the handler go, and the case fails. */
+const SLOW_HOLD_LIMIT_MS = 10_000;
 
 export interface HandledEvent {
   id?: string;
@@ -94,12 +99,13 @@ export function recordHandledEvents(receiver: Receiver): HandledEvent[] {
   const paramsOf = recordRouteParams(receiver);
   // Fails once per event id, so the service's retry (same event, new timestamp) is processed.
   const failedOnce = new Set<string | undefined>();
+  const turnedAway = copiesTurnedAway(receiver);
   receiver.on('message.delivered', async (event, ctx) => {
     if (event.data.operator === FAILING_OPERATOR && !failedOnce.has(event.id)) {
       failedOnce.add(event.id);
       throw new Error('conformance: handler failure the client must never see');
     }
-    if (event.data.operator === SLOW_OPERATOR) await new Promise((resolve) => setTimeout(resolve, SLOW_MS));
+    if (event.data.operator === SLOW_OPERATOR) await turnedAway(event.id as string);
     handled.push(record(event, ctx, paramsOf(ctx.requestId)));
   });
   receiver.on('message.failed', (event, ctx) => {
@@ -158,4 +164,31 @@ export function accountRoute(url: string | undefined): RouteParams | undefined {
 export function tenantInQuery(url: string | undefined): string | undefined {
   const query = url?.split('#', 1)[0]?.split('?')[1];
   return query === undefined ? undefined : (new URLSearchParams(query).get('tenant') ?? undefined);
+}
+
+/**
+ * Resolves once a delivery of the event was answered 409 event_in_progress, or at SLOW_HOLD_LIMIT_MS. A copy
+ * turned away before the handler asks (between the claim and the handler's start) counts too.
+ */
+function copiesTurnedAway(receiver: Receiver): (eventId: string) => Promise<void> {
+  const gates = new Map<string, ReturnType<typeof gate>>();
+  const gateOf = (eventId: string) => {
+    const known = gates.get(eventId) ?? gate();
+    gates.set(eventId, known);
+    return known;
+  };
+  receiver.onRejected((rejection) => {
+    if (rejection.reason === 'event_in_progress' && rejection.eventId) gateOf(rejection.eventId).open();
+  });
+  return async (eventId) => {
+    let limit: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      gateOf(eventId).opened,
+      new Promise((stop) => {
+        limit = setTimeout(stop, SLOW_HOLD_LIMIT_MS);
+      }),
+    ]);
+    clearTimeout(limit);
+    gates.delete(eventId);
+  };
 }

@@ -293,9 +293,11 @@ function defineSuite(
       'event_in_progress',
       'a delivery of an event being processed is answered 409 + Retry-After',
       async () => {
-        // Two copies in flight together: whichever claims first runs (the handler holds it 300 ms), the other
-        // finds it claimed. No sleep decides which one goes first. A machine so loaded that the second copy
-        // only arrives after the first was processed gets a duplicate instead; a fresh event tries again.
+        // Two copies in flight together: whichever claims first runs, and its handler holds the event until the
+        // other copy was turned away, so the other always finds it claimed. No sleep decides which one goes
+        // first. The Next example app's handler holds it 300 ms instead (its own code): a machine so loaded
+        // that the second copy only arrives after the first was processed gets a duplicate; a fresh event
+        // tries again.
         for (let round = 1; ; round++) {
           const event = createEvent('message.delivered', { data: { operator: SLOW_OPERATOR } });
           const replies = await Promise.all([deliver(event), deliver(event, nowSeconds() + 1)]);

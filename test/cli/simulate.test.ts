@@ -17,7 +17,7 @@ describe('simulate', () => {
     // Injected failures: an eighth of the events fail their first handler run, a thirty-second also the
     // second. Each failure releases the claim; only the simulator's retries get those events processed.
     receiver = await startCountingReceiver({
-      delayMs: 1,
+      yieldsOnce: true,
       fail: (id, call) => (/[ABCD]$/.test(id) && call === 1) || (/E$/.test(id) && call <= 2),
     });
   });

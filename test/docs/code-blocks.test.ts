@@ -255,10 +255,15 @@ describe('the code blocks of the README and docs/', () => {
           expect(await response.text()).toMatch(/^# TYPE messaging_webhooks_worker_jobs_total counter$/m);
         }
         worker.child.kill('SIGTERM');
+        // A deadline, not a wait: the exit is awaited, and a worker still running at 15 s fails the case.
+        let deadline: ReturnType<typeof setTimeout> | undefined;
         const [code] = (await Promise.race([
           once(worker.child, 'exit'),
-          new Promise((resolve) => setTimeout(resolve, 15_000, ['still running 15 s after SIGTERM'])),
+          new Promise((resolve) => {
+            deadline = setTimeout(resolve, 15_000, ['still running 15 s after SIGTERM']);
+          }),
         ])) as [number | string | null];
+        clearTimeout(deadline);
         expect(code, worker.output()).toBe(0);
       } finally {
         await worker.stop();

@@ -156,7 +156,8 @@ export interface CountingReceiver extends TestServer {
 export async function startCountingReceiver(
   options: {
     fail?: (id: string, run: number) => boolean;
-    delayMs?: number;
+    /** The handler lets the event loop turn once before it ends: copies arriving meanwhile find it in flight. */
+    yieldsOnce?: boolean;
     /** The receiver's own options (default: SECRET and the default profile). */
     secret?: string;
     signatureHeader?: string;
@@ -173,7 +174,7 @@ export async function startCountingReceiver(
     events.set(id, event);
     const call = (calls.get(id) ?? 0) + 1;
     calls.set(id, call);
-    if (options.delayMs) await new Promise((resolve) => setTimeout(resolve, options.delayMs));
+    if (options.yieldsOnce) await new Promise((resolve) => setImmediate(resolve));
     if (options.fail?.(id, call)) throw new Error('injected handler failure');
     runs.set(id, (runs.get(id) ?? 0) + 1);
   });

@@ -60,22 +60,32 @@ const keyLock = ({ name }: InboxTable) =>
   `pg_try_advisory_xact_lock(hashtextextended('${name}:' || $1::text, 0))`;
 
 /**
- * The PostgreSQL claim inside the event's transaction: an INSERT that takes the key when it is new or its lease
- * or retention ended, under the key's advisory lock (as pgClaimSql), and only when it took nothing, the read of
- * why not. The claim of a new event is then one plain INSERT, as by hand.
+ * The PostgreSQL claim inside the event's transaction, under the key's advisory lock (as pgClaimSql). A new key
+ * is taken by `insert`, a plain `INSERT … ON CONFLICT DO NOTHING` as by hand, which PostgreSQL parses and plans
+ * for less than the takeover's `DO UPDATE` (the statements go unnamed through some ORMs, planned every time).
+ * Only when it took nothing, `takeOver` takes the key if its lease or retention ended and reads why not
+ * otherwise, in one statement. Its `UPDATE` is under the key's lock too, so a key whose lock another transaction
+ * holds is in flight at once, never waited on. The lease is an interval (`leaseInterval`).
  */
 export function pgClaimInTransaction(table: InboxTable) {
-  const ms = `now() + $3::float8 * interval '1 millisecond'`;
+  const until = `now() + $3::interval`;
   return {
-    insert: `INSERT INTO ${table.ref} AS inbox (key, state, token, expires_at)
-SELECT $1::text, 'processing', $2::text, ${ms} WHERE ${keyLock(table)}
-ON CONFLICT (key) DO UPDATE
-  SET state = 'processing', token = excluded.token, expires_at = excluded.expires_at, updated_at = now()
-  WHERE inbox.expires_at <= now()`,
-    read: `SELECT state, ceil(extract(epoch FROM expires_at - now()) * 1000)::float8 AS left_ms
+    insert: `INSERT INTO ${table.ref} (key, state, token, expires_at)
+SELECT $1::text, 'processing', $2::text, ${until} WHERE ${keyLock(table)}
+ON CONFLICT DO NOTHING`,
+    takeOver: `WITH taken AS (
+  UPDATE ${table.ref} SET state = 'processing', token = $2::text, expires_at = ${until}, updated_at = now()
+  WHERE key = $1::text AND expires_at <= now() AND ${keyLock(table)}
+  RETURNING 1
+)
+SELECT EXISTS (SELECT 1 FROM taken) AS taken, state,
+  ceil(extract(epoch FROM expires_at - now()) * 1000)::float8 AS left_ms
 FROM ${table.ref} WHERE key = $1::text`,
   };
 }
+
+/** A lease or retention in milliseconds as the PostgreSQL interval the in-transaction claim takes. */
+export const leaseInterval = (ms: number): string => `${ms} milliseconds`;
 
 /**
  * A prepared statement's name for `text`: the same on every process for the same text, another for another
@@ -121,10 +131,13 @@ export async function claimOnTransaction(
 ): Promise<ClaimInTransaction> {
   try {
     if (text.pgInTransaction) {
-      const { insert, read } = text.pgInTransaction;
-      const stored = storedKey(key);
-      if ((await run(insert, [stored, token, leaseMs])).affected === 1) return { status: 'claimed' };
-      return notClaimed((await run(read, [stored])).rows[0], leaseMs);
+      const { insert, takeOver } = text.pgInTransaction;
+      const values = [storedKey(key), token, leaseInterval(leaseMs)];
+      if ((await run(insert, values)).affected === 1) return { status: 'claimed' };
+      const row = (await run(takeOver, values)).rows[0];
+      // Taken over: the snapshot's row is the lapsed one the statement replaced.
+      if (row?.taken === true) return { status: 'claimed' };
+      return notClaimed(row, leaseMs);
     }
     if (dialect === 'postgres') {
       const { rows } = await run(text.pg as string, [storedKey(key), token, leaseMs]);

@@ -110,7 +110,7 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
       };
       const inTransaction = pgClaimInTransaction(table);
       this.#inTransaction = { pgInTransaction: inTransaction };
-      for (const text of [inTransaction.insert, inTransaction.read, this.#sql.complete])
+      for (const text of [inTransaction.insert, inTransaction.takeOver, this.#sql.complete])
         this.#names.set(text, statementName(text));
     }
     this.claimInTransaction = (key, leaseMs) => this.#claimInTransaction(key, leaseMs);

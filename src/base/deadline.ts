@@ -102,16 +102,35 @@ export function withinTurnOrDeadline<S, T = S>(
   work: Promise<S>,
   ms: number,
   late: () => Error,
+  check?: (value: S) => T | PromiseLike<T>,
+  failed?: (error: unknown) => T | PromiseLike<T>,
+): Promise<T>;
+/** The same, answered through `to` when it is given, and then without a promise of its own (undefined). */
+export function withinTurnOrDeadline<S, T>(
+  work: Promise<S>,
+  ms: number,
+  late: () => Error,
+  check: (value: S) => T | PromiseLike<T>,
+  failed: ((error: unknown) => T | PromiseLike<T>) | undefined,
+  to: Answer<T> | undefined,
+): Promise<T> | undefined;
+export function withinTurnOrDeadline<S, T = S>(
+  work: Promise<S>,
+  ms: number,
+  late: () => Error,
   check: (value: S) => T | PromiseLike<T> = (value) => value as unknown as T,
   failed?: (error: unknown) => T | PromiseLike<T>,
-): Promise<T> {
+  to?: Answer<T>,
+): Promise<T> | undefined {
   // The wait holds all its call's state, so each closure below holds only the wait.
   const now = Date.now();
-  const wait = new Wait<S, T>(now + ms, late, check as Wait<S, T>['check'], failed);
-  const answer = new Promise<T>((resolve, reject) => {
-    wait.resolve = resolve;
-    wait.reject = reject;
-  });
+  const wait = new Wait<S, T>(now + ms, late, check, failed, to);
+  const answer = to
+    ? undefined
+    : new Promise<T>((resolve, reject) => {
+        wait.resolve = resolve;
+        wait.reject = reject;
+      });
   // Asked again when the turn's setImmediate is long due: a test's fake timers uninstalled before it ran
   // would otherwise leave every later wait unarmed. One more in a long turn arms nothing twice.
   if (arming.length === 0 || now - armingSince > REARM_AFTER_MS) {
@@ -126,6 +145,27 @@ export function withinTurnOrDeadline<S, T = S>(
   return answer;
 }
 
+/** How a wait answers a caller that gave no promise to resolve: its value, or why there is none. */
+export interface Answer<T> {
+  settle(value: T): void;
+  fail(error: unknown): void;
+}
+
+/** `answer` as it is without `to`; with it, passed on to `to` once here (a value at once). */
+export function answerTo<T>(
+  answer: T | PromiseLike<T>,
+  to: Answer<T> | undefined,
+): T | PromiseLike<T> | undefined {
+  if (!to) return answer;
+  if (!isThenable(answer)) to.settle(answer);
+  else
+    answer.then(
+      (value) => to.settle(value),
+      (error: unknown) => to.fail(error),
+    );
+  return undefined;
+}
+
 /** One withinTurnOrDeadline call: how its promise settles, by the work or once `dueAt` passed first. */
 class Wait<S, T> {
   timer: ReturnType<typeof setTimeout> | undefined = undefined;
@@ -138,6 +178,7 @@ class Wait<S, T> {
     readonly late: () => Error,
     readonly check: (value: S) => T | PromiseLike<T>,
     readonly failed: ((error: unknown) => T | PromiseLike<T>) | undefined,
+    readonly to: Answer<T> | undefined,
   ) {}
 
   answer(value: S): void {
@@ -151,7 +192,7 @@ class Wait<S, T> {
       this.#failure(error);
       return;
     }
-    this.resolve(answer);
+    this.#deliver(answer);
   }
 
   fail(error: unknown): void {
@@ -168,8 +209,25 @@ class Wait<S, T> {
 
   /** Rejected with `error`, or answered by `failed` when the caller gave it. */
   #failure(error: unknown): void {
-    if (this.failed) this.resolve(this.failed(error));
-    else this.reject(error);
+    if (!this.failed) {
+      if (this.to) this.to.fail(error);
+      else this.reject(error);
+      return;
+    }
+    let answer: T | PromiseLike<T>;
+    try {
+      answer = this.failed(error);
+    } catch (failure) {
+      if (this.to) this.to.fail(failure);
+      else this.reject(failure);
+      return;
+    }
+    this.#deliver(answer);
+  }
+
+  #deliver(answer: T | PromiseLike<T>): void {
+    if (this.to) answerTo(answer, this.to);
+    else this.resolve(answer);
   }
 
   #settle(): void {

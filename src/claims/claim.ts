@@ -1,4 +1,4 @@
-import { callUser, isThenable } from '../base/deadline.js';
+import { type Answer, answerTo, callUser, isThenable } from '../base/deadline.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError } from '../stores/unavailable.js';
@@ -6,9 +6,9 @@ import { claimInTransaction, type Ran, REJECTED_WITHOUT_REASON, runInTransaction
 import type { Report } from './report.js';
 import { type Held, type KeptLease, LeaseKeeper, StoreCalls } from './store-calls.js';
 
-// One claim's life, in the order it runs: Claims.take claims the event's key on the store, and the Claim it
-// returns keeps its lease, runs the handlers (the registry's dispatching, below; in the store's transaction when
-// it has one, open-claim.ts), then completes or releases exactly once, or shutdown abandons it. A request's walk
+// One claim's life, in the order it runs: Claims.take claims the event's key on the store, and the Claim it returns
+// keeps its lease, runs the handlers (the registry's dispatching, below; in the store's transaction when it has
+// one, open-claim.ts), then completes or releases exactly once, or shutdown abandons it. A request's walk
 // (pipeline/4-run.ts) and a durable worker's inbox (durable/inbox-run.ts) both go through it.
 
 export interface ClaimsOptions<Tx> {
@@ -49,9 +49,11 @@ export class Claims<Tx> {
   /**
    * Takes the claim of `key` for the length of a lease: held (its lease kept alive from now until it settles,
    * `handle` its handlers), or a duplicate, an event another run holds, or a store that failed in any way.
-   * Never rejects.
+   * Never rejects. With `to`, answered through it instead of a promise.
    */
-  take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>> {
+  take(key: string, context: ErrorContext, handle: Handle<Tx>): Promise<Taken<Tx>>;
+  take(key: string, context: ErrorContext, handle: Handle<Tx>, to: Answer<Taken<Tx>>): undefined;
+  take(key: string, context: ErrorContext, handle: Handle<Tx>, to?: Answer<Taken<Tx>>) {
     // What the store answered, or why it failed, becomes the taken claim in the store call's own reaction.
     const taken = (result: ClaimResult | OpenClaimResult<Tx>): Taken<Tx> => {
       if (result.status !== 'claimed') return result;
@@ -65,10 +67,10 @@ export class Claims<Tx> {
     try {
       // Reading the store's methods runs its code too (a getter may throw).
       return this.calls.opensTransactions
-        ? claimInTransaction(this.calls, key, this.leaseMs, taken, unavailable)
-        : this.calls.claim(key, this.leaseMs, taken, unavailable);
+        ? answerTo(claimInTransaction(this.calls, key, this.leaseMs, taken, unavailable), to)
+        : this.calls.claim(key, this.leaseMs, taken, unavailable, to);
     } catch (cause) {
-      return this.#unavailable(cause, context);
+      return answerTo(this.#unavailable(cause, context), to);
     }
   }
 
@@ -250,7 +252,6 @@ export class Claim<Tx> {
     return this.parts.report(code, message, cause, this.held.context);
   }
 }
-
 const NOTHING_RAN: Promise<void> = Promise.resolve();
 
 function handlerFailed(error: unknown): Ran {

@@ -1,4 +1,5 @@
-import { type Awaitable, callUser, withinTurnOrDeadline } from '../base/deadline.js';
+import { type Answer, type Awaitable, callUser, withinTurnOrDeadline } from '../base/deadline.js';
+import { Slots } from '../base/executor.js';
 import { type Poller, startPoller } from '../base/poller.js';
 import type { ErrorContext } from '../contract/context.js';
 import { StoreTimeoutError } from '../stores/deadline.js';
@@ -6,8 +7,8 @@ import type { ClaimResult, DedupeStore } from '../stores/types.js';
 import type { Report } from './report.js';
 
 // What a claim holds on the store: every call to it in one shape and within a deadline (StoreCalls), the
-// renewals that keep a held claim's lease alive (LeaseKeeper), and the slots the leases are held in (Slots,
-// which the executor holds its work in too).
+// renewals that keep a held claim's lease alive (LeaseKeeper), each lease in a slot of its own (Slots, in
+// base/executor.ts, which the executor holds its work in too).
 
 /** What a store call fails with when the store broke its contract: the receiver answers 503 store_unavailable. */
 export class StoreContractError extends Error {
@@ -26,12 +27,21 @@ export class StoreCalls<Tx> {
     readonly timeoutMs: number,
   ) {}
 
-  /** The store's claim, checked; `answer` (the result) or `failed` (any failure) answers in the same reaction. */
-  claim<T>(key: string, leaseMs: number, answer: (result: ClaimResult) => Awaitable<T>, failed: Failed<T>) {
+  /**
+   * The store's claim, checked; `answer` (the result) or `failed` (any failure) answers in the same reaction,
+   * through `to` when it is given (then no promise is made).
+   */
+  claim<T>(
+    key: string,
+    leaseMs: number,
+    answer: (result: ClaimResult) => Awaitable<T>,
+    failed: Failed<T>,
+    to?: Answer<T>,
+  ) {
     const claiming = answerOf(() => this.store.claim(key, leaseMs));
     const check = (result: ClaimResult) => answer(checkClaim(result));
     // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-    return this.within('claim', claiming, check, () => void this.#releaseLate(key, claiming), failed);
+    return this.within('claim', claiming, check, () => void this.#releaseLate(key, claiming), failed, to);
   }
 
   /** The store's completion of a held claim, checked; `answer` and `failed` as for claim. */
@@ -78,6 +88,22 @@ export class StoreCalls<Tx> {
     check: (answer: S) => Awaitable<T>,
     late?: () => void,
     failed?: Failed<T>,
+  ): Promise<T>;
+  within<S, T>(
+    method: string,
+    work: Promise<S>,
+    check: (answer: S) => Awaitable<T>,
+    late: (() => void) | undefined,
+    failed: Failed<T> | undefined,
+    to: Answer<T> | undefined,
+  ): Promise<T> | undefined;
+  within<S, T>(
+    method: string,
+    work: Promise<S>,
+    check: (answer: S) => Awaitable<T>,
+    late?: () => void,
+    failed?: Failed<T>,
+    to?: Answer<T>,
   ) {
     return withinTurnOrDeadline(
       work,
@@ -92,6 +118,7 @@ export class StoreCalls<Tx> {
       },
       check,
       failed,
+      to,
     );
   }
 
@@ -246,53 +273,5 @@ export class LeaseKeeper {
         claim.context,
       );
     }
-  }
-}
-
-/**
- * The items a long-lived collection holds while requests pass through it (the executor's work, the leases kept
- * alive), each in a numbered slot that is emptied the moment it is removed.
- *
- * Not a Set or a Map keyed by the item: V8 links a Map's or Set's outgrown table to the one that replaced it,
- * with the entries it held. Under concurrent requests such a collection grows and shrinks all the time, and one
- * outgrown table that reached the old generation then keeps every later table, and each request they held,
- * alive through the next minor GC, which promotes them all. Measured in process: 60 MB promoted per 40,000
- * deliveries with two such collections, 6 MB with slots.
- */
-export class Slots<T> {
-  readonly #items: (T | undefined)[] = [];
-  readonly #free: number[] = [];
-  #size = 0;
-
-  get size(): number {
-    return this.#size;
-  }
-
-  /** Holds the item; the slot it returns removes it again. */
-  add(item: T): number {
-    const slot = this.#free.pop() ?? this.#items.length;
-    this.#items[slot] = item;
-    this.#size++;
-    return slot;
-  }
-
-  /** Whether the item is still held in its slot (a slot is reused once emptied). */
-  holds(slot: number, item: T): boolean {
-    return this.#items[slot] === item;
-  }
-
-  /** Empties the item's slot; nothing happens when it was removed already. */
-  remove(slot: number, item: T): void {
-    if (this.#items[slot] !== item) return;
-    this.#items[slot] = undefined;
-    this.#free.push(slot);
-    this.#size--;
-  }
-
-  /** The items held now, in a new array: the caller may add and remove while it goes through them. */
-  items(): T[] {
-    const held: T[] = [];
-    for (const item of this.#items) if (item !== undefined) held.push(item);
-    return held;
   }
 }

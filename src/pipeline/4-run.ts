@@ -1,8 +1,7 @@
-import PQueue from 'p-queue';
-import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { type Answer, TIMED_OUT, withTimeout } from '../base/deadline.js';
+import type { Executor } from '../base/executor.js';
 import type { Claim, Claims, Handle, Settlement, Taken } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
-import { Slots } from '../claims/store-calls.js';
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { TraceSpan } from '../contract/tracing.js';
 import { type Keyed, withTransaction } from './3-event.js';
@@ -29,35 +28,112 @@ export interface RunOptions<Tx> {
   report: Report;
   /** Whether close() started: a full executor then answers shutting_down, not overloaded. */
   readonly closing: () => boolean;
+  /** Where close() giving up finds the requests still waiting. */
+  readonly waiting: Waiting;
 }
 
 const OVERLOADED: Rejection = { stop: 'overloaded' };
 const HANDLER_TIMEOUT: Rejection = { stop: 'handler_timeout' };
 
+/** Where a request waiting on its run is held, so that close() giving up answers it 503 shutting_down. */
+export interface Waiting {
+  /** Holds `answer` until released; once close() gave up, calls it with shutting_down at once. */
+  hold(answer: (ending: Rejection) => void): number;
+  release(slot: number, answer: (ending: Rejection) => void): void;
+}
+
 /**
  * Claim, run, settle, in this process: a place on the executor first (a retry of an event turned away here
  * finds it unclaimed), then the event's claim (claims/), whose run on the executor runs the handlers and
- * completes or releases it. The request waits for that, or with `ack: 'async'` is answered 202 at once.
+ * completes or releases it. The request waits for that, or with `ack: 'async'` is answered 202 at once; close()
+ * giving up answers it wherever it waits. One promise per request: its resolve is what the executor answers
+ * and what close() gives up on (see Run).
  */
-export async function runHere<Tx>(keyed: Keyed, options: RunOptions<Tx>, span?: TraceSpan): Promise<Ending> {
-  const { executor } = options;
-  if (!executor.reserve()) return options.closing() ? SHUTTING_DOWN : OVERLOADED;
-  const claiming = span?.recording === false ? undefined : span?.child('claim');
-  const taken = await options.claims.take(keyed.key, keyed.context, handle(keyed, options, span));
-  if (claiming) endStage(claiming, outcomeOf(taken), storeFailed);
-  if (taken.status !== 'claimed') {
-    executor.unreserve();
-    return refusalOf(taken) ?? DUPLICATE;
+export function runHere<Tx>(keyed: Keyed, options: RunOptions<Tx>, span?: TraceSpan): Promise<Ending> {
+  if (!options.executor.reserve()) return Promise.resolve(options.closing() ? SHUTTING_DOWN : OVERLOADED);
+  return new Promise<Ending>((resolve, reject) => new Run(keyed, options, span, resolve, reject).start());
+}
+
+/** One request's run: its state in one object, which the executor answers (an Answer) without a promise. */
+class Run<Tx> implements Answer<Settlement>, Answer<Taken<Tx>> {
+  readonly #slot: number;
+  #claiming: TraceSpan | undefined;
+
+  constructor(
+    readonly keyed: Keyed,
+    readonly options: RunOptions<Tx>,
+    readonly span: TraceSpan | undefined,
+    readonly resolve: (ending: Ending) => void,
+    readonly reject: (error: unknown) => void,
+  ) {
+    this.#slot = options.waiting.hold(resolve);
   }
-  const work = executor.submit(taken.claim as Claim<unknown>, ABANDONED);
-  if (options.ack === 'async') {
-    const waitUntil = keyed.request.waitUntil ?? options.waitUntil;
-    await keepAlive(waitUntil, work, keyed.context, options.report);
+
+  start(): void {
+    const { keyed, options, span } = this;
+    try {
+      this.#claiming = span?.recording === false ? undefined : span?.child('claim');
+      options.claims.take(keyed.key, keyed.context, handle(keyed, options, span), this);
+    } catch (error) {
+      this.fail(error);
+    }
+  }
+
+  /** The run's two answers, told apart by their status: the claim taken, then how it settled. */
+  settle(answer: Taken<Tx> | Settlement): void {
+    try {
+      if (answer.status === 'completed' || answer.status === 'failed' || answer.status === 'abandoned')
+        this.#end(endingOf(answer));
+      else this.#taken(answer);
+    } catch (error) {
+      // A bug in what runs next still answers the request (the walk's rejection), as an async function would.
+      this.fail(error);
+    }
+  }
+
+  #taken(taken: Taken<Tx>): void {
+    const { executor, ack } = this.options;
+    if (this.#claiming) endStage(this.#claiming, outcomeOf(taken), storeFailed);
+    if (taken.status !== 'claimed') {
+      executor.unreserve();
+      this.#end(refusalOf(taken) ?? DUPLICATE);
+      return;
+    }
+    const claim = taken.claim as Claim<unknown>;
+    const { handlerTimeoutMs } = this.options;
+    if (ack === 'sync' && handlerTimeoutMs === undefined) {
+      executor.enqueue(claim, ABANDONED, this);
+      return;
+    }
+    const work = executor.submit(claim, ABANDONED);
+    const ending =
+      ack === 'async'
+        ? this.#keepAlive(work)
+        : withTimeout(work, handlerTimeoutMs as number).then((settled) =>
+            settled === TIMED_OUT ? HANDLER_TIMEOUT : endingOf(settled),
+          );
+    ending.then(
+      (value) => this.#end(value),
+      (error: unknown) => this.fail(error),
+    );
+  }
+
+  async #keepAlive(work: Promise<unknown>): Promise<Ending> {
+    const { keyed, options } = this;
+    await keepAlive(keyed.request.waitUntil ?? options.waitUntil, work, keyed.context, options.report);
     return ACCEPTED;
   }
-  const { handlerTimeoutMs } = options;
-  const settled = handlerTimeoutMs === undefined ? await work : await withTimeout(work, handlerTimeoutMs);
-  return settled === TIMED_OUT ? HANDLER_TIMEOUT : endingOf(settled);
+
+  /** A bug (every expected failure is an ending): passed on to the walk as a rejection. */
+  fail(error: unknown): void {
+    this.options.waiting.release(this.#slot, this.resolve);
+    this.reject(error);
+  }
+
+  #end(ending: Ending): void {
+    this.options.waiting.release(this.#slot, this.resolve);
+    this.resolve(ending);
+  }
 }
 
 /** The event's handlers, as its claim runs them: with the store's transaction, under a span when traced. */
@@ -92,142 +168,6 @@ function refusalOf<Tx>(taken: Taken<Tx>): Rejection | undefined {
       };
     default:
       return undefined;
-  }
-}
-
-export interface ExecutorOptions {
-  /** Work running at once. */
-  concurrency: number;
-  /** Work waiting for a running slot; past it, reserve() refuses. */
-  maxQueue: number;
-}
-
-/**
- * A piece of work the executor holds: `run` is called when a slot frees up (never after a cut-off), `abandon`
- * when close() gives up on it, queued or running. Exactly one of the two decides the answer.
- */
-export interface Job<T> {
-  run(): Promise<T>;
-  abandon(): Promise<unknown>;
-}
-
-interface Entry<T, C> {
-  readonly job: Job<T>;
-  /** How the request is answered. */
-  answer: (result: T | C | PromiseLike<T>) => void;
-  /** What the request gets when close() gives up on the job. */
-  readonly cutOff: C;
-  /** Whether its answer was given: by its run finishing, or by a cut-off. */
-  settled: boolean;
-  /** Where the executor holds it until it is answered. */
-  slot: number;
-}
-
-/**
- * Runs work on p-queue: `concurrency` at once, the rest waiting in order. It knows nothing of events or
- * stores. A place is reserved before the caller takes anything it would have to give back (a claim), so a full
- * queue turns work away while nothing is held yet. drain() refuses new reservations, waits for the reserved
- * places to be submitted or given up and for the queue to go idle; past its timeout the work still queued never
- * starts, and every job not finished is abandoned.
- */
-export class Executor {
-  readonly #queue: PQueue;
-  readonly #room: number;
-  #reserved = 0;
-  #draining = false;
-  #cutOff = false;
-  #reservationsDone: (() => void) | undefined;
-  readonly #entries = new Slots<Entry<unknown, unknown>>();
-
-  constructor(options: ExecutorOptions) {
-    this.#queue = new PQueue({ concurrency: options.concurrency });
-    this.#room = options.concurrency + options.maxQueue;
-  }
-
-  get running(): number {
-    return this.#queue.pending;
-  }
-
-  get waiting(): number {
-    return this.#queue.size;
-  }
-
-  /** Takes a place for work about to be submitted; false when the room is full or the executor drains. */
-  reserve(): boolean {
-    if (this.#draining) return false;
-    if (this.#queue.pending + this.#queue.size + this.#reserved >= this.#room) return false;
-    this.#reserved++;
-    return true;
-  }
-
-  /** The reserved place is not needed after all (nothing was claimed). */
-  unreserve(): void {
-    this.#reserved--;
-    if (this.#reserved === 0) this.#reservationsDone?.();
-  }
-
-  /**
-   * Submits a job in the place reserve() took. Resolves with its run's result, or `cutOff` once drain() gave up
-   * on it; after a cut-off a job is abandoned at once and never runs. Rejects only when the run rejected.
-   * The caller names its own cut-off answer, so that nothing stands between the run and the request.
-   */
-  submit<T, C>(job: Job<T>, cutOff: C): Promise<T | C> {
-    if (this.#cutOff) {
-      this.unreserve();
-      return job.abandon().then((): C => cutOff);
-    }
-    return new Promise<T | C>((answer) => {
-      const entry: Entry<T, C> = { job, answer, cutOff, settled: false, slot: 0 };
-      entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
-      // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
-      this.#queue.add((): Promise<void> => this.#run(entry));
-      this.unreserve();
-    });
-  }
-
-  #run<T, C>(entry: Entry<T, C>): Promise<void> {
-    return entry.job.run().then(
-      (result) => this.#answer(entry, result),
-      // A job's run settles every expected failure itself; a rejection is a bug, passed on to the caller.
-      (error: unknown) => this.#answer(entry, Promise.reject(error)),
-    );
-  }
-
-  #answer<T, C>(entry: Entry<T, C>, result: T | PromiseLike<T>): void {
-    if (!entry.settled) entry.answer(result);
-    entry.settled = true;
-    this.#entries.remove(entry.slot, entry as Entry<unknown, unknown>);
-  }
-
-  /**
-   * Resolves once every reserved place was submitted or given up and the queue is idle. With `timeoutMs`, gives
-   * up after it: queued work never starts, every job not finished is abandoned (its answer is its cut-off), and it
-   * resolves once each abandoned job handed back what it held. New reservations are refused from the start.
-   */
-  async drain(timeoutMs: number | undefined): Promise<void> {
-    this.#draining = true;
-    const idle = this.#idle();
-    if (timeoutMs === undefined) return idle;
-    if ((await withTimeout(idle, timeoutMs)) !== TIMED_OUT) return;
-    this.#cutOff = true;
-    this.#queue.clear();
-    const handedBack: Promise<unknown>[] = [];
-    for (const entry of this.#entries.items()) {
-      entry.settled = true;
-      entry.answer(entry.cutOff);
-      this.#entries.remove(entry.slot, entry);
-      handedBack.push(entry.job.abandon());
-    }
-    await Promise.all(handedBack);
-  }
-
-  async #idle(): Promise<void> {
-    if (this.#reserved > 0) {
-      await new Promise<void>((resolve) => {
-        this.#reservationsDone = resolve;
-      });
-    }
-    await this.#queue.onIdle();
   }
 }
 

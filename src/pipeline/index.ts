@@ -1,7 +1,7 @@
 import { isThenable } from '../base/deadline.js';
+import { Slots } from '../base/executor.js';
 import type { Claims } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
-import { Slots } from '../claims/store-calls.js';
 import { type Outcome, REQUEST_ID_HEADER, rejectedOutcome } from '../contract/outcome.js';
 import type { DurableQueue } from '../contract/queue.js';
 import { type ReasonCode, reasonAnswers } from '../contract/reasons.js';
@@ -21,11 +21,11 @@ import {
 import { type Tenanted, type TenantSignatures, tenantSignature, tried } from './2-tenant.js';
 import { dedupeKey, type Keyed, type Parsed, parse, type SignedContent } from './3-event.js';
 import { handOff } from './4-handoff.js';
-import { type RunOptions, runHere } from './4-run.js';
+import { type RunOptions, runHere, type Waiting } from './4-run.js';
 import { type Ending, IGNORED, type Rejection, SHUTTING_DOWN } from './ending.js';
 import { endStage } from './traced.js';
 
-export interface PipelineParts<Tx> extends Omit<RunOptions<Tx>, 'closing'>, Answering {
+export interface PipelineParts<Tx> extends Omit<RunOptions<Tx>, 'closing' | 'waiting'>, Answering {
   maxBodyBytes: number;
   bodyTimeoutMs: number;
   /** Clock in milliseconds. */
@@ -65,7 +65,7 @@ export function createPipeline<Tx>(
   parts: PipelineParts<Tx>,
 ): (received: Received, span?: TraceSpan) => Promise<Walked> {
   const { admission } = parts;
-  const running: RunOptions<Tx> = { ...parts, closing: () => admission.closing };
+  const running: RunOptions<Tx> = { ...parts, closing: () => admission.closing, waiting: admission };
   return async function walk(received, span) {
     if (admission.closing) return answered(received, SHUTTING_DOWN, parts);
     const rejected = checkRequest(received);
@@ -99,11 +99,11 @@ export function createPipeline<Tx>(
       if (parts.ignoring?.[parsed.mode]) return answered(parsed, IGNORED, parts);
       const keying = dedupeKey(parsed, parts.signedContent);
       const keyed = ready(keying) ? keying : await keying;
-      const ending = parts.queue
-        ? handOff(keyed, parts.queue, parts.report, span)
-        : runHere(keyed, running, span);
       // A wait close() gave up on is answered then; what lands later hands back what it took (see Executor).
-      return answered(keyed, await admission.orGivenUp(ending), parts);
+      const ending = parts.queue
+        ? admission.orGivenUp(handOff(keyed, parts.queue, parts.report, span))
+        : runHere(keyed, running, span);
+      return answered(keyed, await ending, parts);
     } finally {
       admission.leave();
     }
@@ -119,16 +119,13 @@ function ready<T>(value: T | PromiseLike<T>): value is T {
 }
 
 /** Requests past verification: close() waits for them, and refuses new ones once it started. */
-export interface Admission {
+export interface Admission extends Waiting {
   closing: boolean;
   enter(): void;
   leave(): void;
   /** Resolves once every admitted request was answered. */
   settled(): Promise<void>;
-  /**
-   * What `ending` resolves to, or 503 shutting_down once close() gave up waiting: every request still waiting
-   * answers it then.
-   */
+  /** What `ending` resolves to, or 503 shutting_down once close() gave up waiting (as Waiting holds it). */
   orGivenUp<T>(ending: Promise<T>): Promise<T | Rejection>;
   /** close() gives up on the admitted requests still waiting. */
   giveUp(): void;
@@ -162,10 +159,17 @@ export function createAdmission(): Admission {
       });
       return idle;
     },
+    hold(answer) {
+      const slot = waiting.add(answer);
+      if (gaveUp) answer(SHUTTING_DOWN);
+      return slot;
+    },
+    release(slot, answer) {
+      waiting.remove(slot, answer);
+    },
     orGivenUp<T>(ending: Promise<T>): Promise<T | Rejection> {
-      if (gaveUp) return Promise.race([ending, Promise.resolve(SHUTTING_DOWN)]);
       return new Promise<T | Rejection>((resolve, reject) => {
-        const slot = waiting.add(resolve);
+        const slot = this.hold(resolve);
         ending.then(
           (value) => {
             waiting.remove(slot, resolve);

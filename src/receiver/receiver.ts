@@ -1,4 +1,5 @@
 import { TIMED_OUT, withTimeout } from '../base/deadline.js';
+import { Executor } from '../base/executor.js';
 import { Claims } from '../claims/claim.js';
 import type { Report } from '../claims/report.js';
 import { WebhookHandlerError } from '../contract/errors.js';
@@ -18,7 +19,6 @@ import {
 import { unheardRefusals } from '../observability/unheard.js';
 import { signatureOf } from '../pipeline/1-read-verify.js';
 import { createEventParser } from '../pipeline/3-event.js';
-import { Executor } from '../pipeline/4-run.js';
 import { type Admission, createAdmission, createPipeline } from '../pipeline/index.js';
 import type { Verifier } from '../signature/index.js';
 import { isModeMap, type Secrets } from '../signature/secrets.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Slots } from '../../src/claims/store-calls.js';
+import { Slots } from '../../src/base/executor.js';
 
 describe('Slots', () => {
   it('holds items until removed, and lists the ones held', () => {

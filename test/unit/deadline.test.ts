@@ -214,7 +214,9 @@ describe('SharedDeadline', () => {
   it('rejects each wait once its own time passed, whichever settled before it, and arms for the next', async () => {
     const deadline = new SharedDeadline();
     const first = deadline.bound(new Promise<string>(() => {}), 3000, 'Publishing the job to RabbitMQ');
-    const firstTold = expect(first).rejects.toThrow('Publishing the job to RabbitMQ took longer than 3000 ms.');
+    const firstTold = expect(first).rejects.toThrow(
+      'Publishing the job to RabbitMQ took longer than 3000 ms.',
+    );
     await vi.advanceTimersByTimeAsync(1000);
     const settled = settleable<string>();
     const second = deadline.bound(settled.promise, 3000, 'Publishing the job');

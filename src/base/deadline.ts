@@ -56,6 +56,85 @@ export function whenLate<T>(work: Promise<T>, ms: number, late: () => void): Pro
   return settleFirst(work, ms, () => late());
 }
 
+/**
+ * withDeadline for waits begun many times a second, most of them with the same `ms` (a queue's enqueue): the
+ * waits share one timer, armed for the earliest that is still waiting, where withDeadline arms and clears one
+ * per wait. They are kept in the order they are due; one due before the last kept gets a timer of its own.
+ */
+export class SharedDeadline {
+  #waits: SharedWait[] = [];
+  /** The first wait of `#waits` that may still be waiting: those before it have settled. */
+  #head = 0;
+  #timer: ReturnType<typeof setTimeout> | undefined;
+
+  /** `work`, or an Error saying that `what` took too long once `ms` passed first, as withDeadline. */
+  bound<T>(work: Promise<T>, ms: number, what: string): Promise<T> {
+    const dueAt = Date.now() + ms;
+    const last = this.#waits[this.#waits.length - 1];
+    if (last !== undefined && last.dueAt > dueAt) return withDeadline(work, ms, what);
+    return new Promise<T>((resolve, reject) => {
+      const wait: SharedWait = { dueAt, ms, what, reject, settled: false };
+      this.#waits.push(wait);
+      this.#timer ??= setTimeout(SharedDeadline.#expire, ms, this);
+      work.then(
+        (value) => {
+          this.#settle(wait);
+          resolve(value);
+        },
+        (error: unknown) => {
+          this.#settle(wait);
+          reject(error);
+        },
+      );
+    });
+  }
+
+  #settle(wait: SharedWait): void {
+    wait.settled = true;
+    if (wait !== this.#waits[this.#head]) return; // the head's settling moves past it later
+    this.#dropSettled();
+  }
+
+  /** Moves the head past the waits that settled; the timer goes once none is waiting. */
+  #dropSettled(): void {
+    const waits = this.#waits;
+    while (this.#head < waits.length && (waits[this.#head] as SharedWait).settled) this.#head++;
+    if (this.#head === waits.length) {
+      this.#waits = [];
+      this.#head = 0;
+      clearTimeout(this.#timer);
+      this.#timer = undefined;
+    } else if (this.#head >= 1024 && this.#head * 2 >= waits.length) {
+      this.#waits = waits.slice(this.#head);
+      this.#head = 0;
+    }
+  }
+
+  /** The timer's callback (the deadline as its argument: no closure): rejects the waits now due, arms for the next. */
+  static #expire(deadline: SharedDeadline): void {
+    deadline.#timer = undefined;
+    const now = Date.now();
+    for (const wait of deadline.#waits.slice(deadline.#head)) {
+      // Not due yet, unless the clock went back by more than the wait had left: no wait outlasts its `ms`.
+      if (wait.dueAt > now && wait.dueAt - now <= wait.ms) break;
+      if (wait.settled) continue;
+      wait.settled = true;
+      wait.reject(new Error(`${wait.what} took longer than ${wait.ms} ms.`));
+    }
+    deadline.#dropSettled();
+    const next = deadline.#waits[deadline.#head];
+    if (next) deadline.#timer = setTimeout(SharedDeadline.#expire, Math.max(0, next.dueAt - now), deadline);
+  }
+}
+
+interface SharedWait {
+  readonly dueAt: number;
+  readonly ms: number;
+  readonly what: string;
+  readonly reject: (error: Error) => void;
+  settled: boolean;
+}
+
 /** Queues whose enqueue rejects at its own deadline (withDeadline inside): a caller need not arm another. */
 const boundedQueues = new WeakSet<object>();
 

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { ChannelModel, ConfirmChannel, Options } from 'amqplib';
 import { WebhookConfigError } from '../../base/errors.js';
+import { LONE_SURROGATE } from '../../stores/lossless-key.js';
 import type { DurableJob } from '../port.js';
 
 /**
@@ -251,7 +252,7 @@ export class Broker {
 /** The dedupe key as the AMQP message id; a key that does not fit a short string goes as its SHA-256. */
 export function messageIdOf(key: string): string {
   const bytes = Buffer.byteLength(key);
-  return bytes <= 255 && !/\p{Cs}/u.test(key)
+  return bytes <= 255 && !LONE_SURROGATE.test(key)
     ? key
     : `sha256:${createHash('sha256').update(JSON.stringify(key)).digest('hex')}`;
 }

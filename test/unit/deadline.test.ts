@@ -1,6 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
-  SharedDeadline,
   TIMED_OUT,
   whenLate,
   withDeadline,
@@ -186,79 +185,3 @@ describe('withinTurnOrDeadline', () => {
     expect(checked).toEqual([]);
   });
 });
-
-describe('SharedDeadline', () => {
-  beforeEach(() => {
-    vi.useFakeTimers();
-  });
-  afterEach(() => {
-    vi.useRealTimers();
-  });
-
-  it('gives each wait its value or its error, with one timer among them and none once all settled', async () => {
-    const deadline = new SharedDeadline();
-    const failure = new Error('refused');
-    const works = [settleable<string>(), settleable<string>(), settleable<string>()];
-    const waits = works.map((work) => deadline.bound(work.promise, 3000, 'Publishing the job'));
-    expect(vi.getTimerCount()).toBe(1);
-    works[1]?.resolve('second');
-    await expect(waits[1]).resolves.toBe('second');
-    works[0]?.reject(failure);
-    await expect(waits[0]).rejects.toBe(failure);
-    expect(vi.getTimerCount()).toBe(1);
-    works[2]?.resolve('third');
-    await expect(waits[2]).resolves.toBe('third');
-    expect(vi.getTimerCount()).toBe(0);
-  });
-
-  it('rejects each wait once its own time passed, whichever settled before it, and arms for the next', async () => {
-    const deadline = new SharedDeadline();
-    const first = deadline.bound(new Promise<string>(() => {}), 3000, 'Publishing the job to RabbitMQ');
-    const firstTold = expect(first).rejects.toThrow(
-      'Publishing the job to RabbitMQ took longer than 3000 ms.',
-    );
-    await vi.advanceTimersByTimeAsync(1000);
-    const settled = settleable<string>();
-    const second = deadline.bound(settled.promise, 3000, 'Publishing the job');
-    const third = deadline.bound(new Promise<string>(() => {}), 3000, 'Publishing the job');
-    let thirdLate = false;
-    third.catch(() => {
-      thirdLate = true;
-    });
-    settled.resolve('held');
-    await expect(second).resolves.toBe('held');
-    await vi.advanceTimersByTimeAsync(2000);
-    await firstTold;
-    expect(thirdLate).toBe(false);
-    await vi.advanceTimersByTimeAsync(999);
-    expect(thirdLate).toBe(false);
-    await vi.advanceTimersByTimeAsync(1);
-    await expect(third).rejects.toThrow('took longer than 3000 ms.');
-    expect(vi.getTimerCount()).toBe(0);
-  });
-
-  it('gives a wait due before the last one kept a timer of its own', async () => {
-    const deadline = new SharedDeadline();
-    const long = deadline.bound(new Promise<string>(() => {}), 5000, 'The long one');
-    const short = deadline.bound(new Promise<string>(() => {}), 1000, 'The short one');
-    const shortTold = expect(short).rejects.toThrow('The short one took longer than 1000 ms.');
-    expect(vi.getTimerCount()).toBe(2);
-    await vi.advanceTimersByTimeAsync(1000);
-    await shortTold;
-    const longTold = expect(long).rejects.toThrow('The long one took longer than 5000 ms.');
-    await vi.advanceTimersByTimeAsync(4000);
-    await longTold;
-    expect(vi.getTimerCount()).toBe(0);
-  });
-});
-
-/** A promise with its settling functions, for a test to settle when it chooses. */
-function settleable<T>() {
-  let resolve!: (value: T) => void;
-  let reject!: (error: unknown) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}

@@ -171,22 +171,16 @@ function eventRows(
     name: statementName(sql.admit, 'mw_admit'),
     text: sql.admit,
   };
-  // A key the insert found in the table: written again if its window ended or its handoff may have died; one
-  // gone between the reads (swept or purged) is written now, or by the next delivery.
-  const readmit = async (key: string, text: string): Promise<EnqueueResult> => {
-    if ((await query(sql.readmit, [queue, key, text, REPUBLISH_AFTER_MS])).rowCount) return 'enqueued';
-    const state = await stateOf(key);
-    const written = state === undefined && (await query(admitStatement, [queue, key, text])).rowCount;
-    if (state === undefined) return written ? 'enqueued' : 'in_progress';
-    return state === 'completed' || state === 'dead' ? 'duplicate' : 'in_progress';
-  };
   return {
-    admit(jobKey, text) {
+    async admit(jobKey, text) {
       const key = stored(jobKey);
-      // A new event (the common case) answers in the insert's own reaction; a key in the table reads on.
-      return query(admitStatement, [queue, key, text]).then((written) =>
-        written.rowCount ? 'enqueued' : readmit(key, text),
-      );
+      const written = () => query(admitStatement, [queue, key, text]);
+      if ((await written()).rowCount) return 'enqueued';
+      if ((await query(sql.readmit, [queue, key, text, REPUBLISH_AFTER_MS])).rowCount) return 'enqueued';
+      const state = await stateOf(key);
+      // Gone between the reads (swept or purged): written now, or by the next delivery.
+      if (state === undefined) return (await written()).rowCount ? 'enqueued' : 'in_progress';
+      return state === 'completed' || state === 'dead' ? 'duplicate' : 'in_progress';
     },
     async withdraw(key) {
       await query(sql.withdraw, [queue, stored(key)]);

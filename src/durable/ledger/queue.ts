@@ -1,4 +1,4 @@
-import { boundsItsOwnEnqueue, SharedDeadline, withDeadline } from '../../base/deadline.js';
+import { boundsItsOwnEnqueue, withDeadline } from '../../base/deadline.js';
 import { DEFAULT_RETENTION_MS } from '../../stores/retention.js';
 import { COUNTS_INTERVAL_MS, countsPoller } from '../counts-poller.js';
 import { retrySchedule } from '../job-run.js';
@@ -42,9 +42,6 @@ export interface LedgerQueueParts {
   orphanGraceMs: number;
 }
 
-const held = (): undefined => undefined;
-const refused = (error: unknown) => ({ error });
-
 /**
  * The queue of a broker engine: each event's ledger row is written while it is published; the delivery is
  * answered 202 only once the row is committed and the broker holds the message, and a publish that fails
@@ -65,10 +62,10 @@ export function ledgerQueue<E extends string>(
 
   const seen = seenKeys();
   const publish = (job: DurableJob, text: string, deadlineMs: number) =>
-    broker.publish(job, text, deadlineMs).then(held, refused);
-  // One timer for every handoff's deadline: a handoff waits on the network each time, so each would arm one.
-  const deadline = new SharedDeadline();
-  const late = `Publishing the job to ${broker.name}`;
+    broker.publish(job, text, deadlineMs).then(
+      () => undefined,
+      (error: unknown) => ({ error }),
+    );
 
   async function enqueue(job: DurableJob, deadlineMs: number): Promise<EnqueueResult> {
     // A first delivery: the row and the publish go out together, and the handoff waits for the slower of the
@@ -97,7 +94,8 @@ export function ledgerQueue<E extends string>(
         deadlineMs,
         `Opening the ${broker.opens} and its ledger`,
       ),
-    enqueue: (job, deadlineMs) => deadline.bound(enqueue(job, deadlineMs), deadlineMs, late),
+    enqueue: (job, deadlineMs) =>
+      withDeadline(enqueue(job, deadlineMs), deadlineMs, `Publishing the job to ${broker.name}`),
     counts: poller.counts,
     async close() {
       poller.stop();

@@ -41,7 +41,8 @@ export class StoreCalls<Tx> {
     const claiming = answerOf(() => this.store.claim(key, leaseMs));
     const check = (result: ClaimResult) => answer(checkClaim(result));
     // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-    return this.within('claim', claiming, check, () => void this.#releaseLate(key, claiming), failed, to);
+    const late = this.#timedOut('claim', () => void this.#releaseLate(key, claiming));
+    return withinTurnOrDeadline(claiming, this.timeoutMs, late, check, failed, to);
   }
 
   /** The store's completion of a held claim, checked; `answer` and `failed` as for claim. */
@@ -88,38 +89,20 @@ export class StoreCalls<Tx> {
     check: (answer: S) => Awaitable<T>,
     late?: () => void,
     failed?: Failed<T>,
-  ): Promise<T>;
-  within<S, T>(
-    method: string,
-    work: Promise<S>,
-    check: (answer: S) => Awaitable<T>,
-    late: (() => void) | undefined,
-    failed: Failed<T> | undefined,
-    to: Answer<T> | undefined,
-  ): Promise<T> | undefined;
-  within<S, T>(
-    method: string,
-    work: Promise<S>,
-    check: (answer: S) => Awaitable<T>,
-    late?: () => void,
-    failed?: Failed<T>,
-    to?: Answer<T>,
-  ) {
-    return withinTurnOrDeadline(
-      work,
-      this.timeoutMs,
-      () => {
-        late?.();
-        return new StoreTimeoutError(
-          `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
-            'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
-            "store's promise always settles.",
-        );
-      },
-      check,
-      failed,
-      to,
-    );
+  ): Promise<T> {
+    return withinTurnOrDeadline(work, this.timeoutMs, this.#timedOut(method, late), check, failed);
+  }
+
+  /** The error of a store call past its deadline, after `late` ran. */
+  #timedOut(method: string, late: (() => void) | undefined): () => Error {
+    return () => {
+      late?.();
+      return new StoreTimeoutError(
+        `The dedupe store did not answer ${method}() within ${this.timeoutMs} ms (storeTimeoutMs): the event ` +
+          'is answered 503 so the service retries it. Check that the store is reachable, or that a custom ' +
+          "store's promise always settles.",
+      );
+    };
   }
 
   async #releaseLate(key: string, claiming: Promise<ClaimResult>): Promise<void> {

@@ -14,7 +14,9 @@
 // brokers while each hand route is code of its own, which costs the RabbitMQ handoff alone (bench/NOTES.md).
 // BROKERS=rabbitmq, nats, or rabbitmq,nats (both in one process) runs only those, here.
 // OTHER=<dist dir> adds another build's handoffs (say a copy of main's dist/ under tmp/) to the same rounds,
-// for an A/B of a change, with its ratio to this build.
+// for an A/B of a change, with its ratio to this build; OTHER=<dir>,<dir>,… adds each. A copy of this build's
+// own dist/ among them is the A/B's control: its ratio to this build is what the position and the noise of
+// that run give an identical build. Each contender's CPU is also given as user and system time.
 // Env: ROUNDS (7), BATCH (1000), IN_FLIGHT (16), BENCH_TAG (a prefix of the run's names), HAND_NO_ASYNC_TRACES,
 // OTHER, BROKERS, RABBITMQ_URL, NATS_URL, DATABASE_URL.
 import { spawnSync } from 'node:child_process';
@@ -52,13 +54,19 @@ const BATCH = Number(process.env.BATCH ?? 1000);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
 const run = `${process.env.BENCH_TAG ?? ''}${randomUUID().replaceAll('-', '').slice(0, 8)}`;
 const BROKERS = process.env.BROKERS;
-const other = process.env.OTHER
-  ? await Promise.all(
+const otherDirs = (process.env.OTHER ?? '').split(',').filter(Boolean);
+const others = await Promise.all(
+  otherDirs.map((dir) =>
+    Promise.all(
       ['src/durable/rabbitmq/index.js', 'src/durable/nats/index.js', 'src/index.js'].map(
-        (file) => import(pathToFileURL(resolve(process.env.OTHER, file)).href),
+        (file) => import(pathToFileURL(resolve(dir, file)).href),
       ),
-    )
-  : undefined;
+    ),
+  ),
+);
+/** The other builds' contenders: `other build` alone, else numbered in the order OTHER lists them. */
+const otherNames = others.map((_, i) => (others.length === 1 ? 'other build' : `other build ${i + 1}`));
+const otherTag = (i) => (i === 0 ? 'other' : `other${i + 1}`);
 const table = `mw_bench_jobs_${run}`;
 const handTable = `mw_bench_hand_${run}`;
 
@@ -146,33 +154,46 @@ const natsByHand = {
 };
 
 const ledger = { connectionString: DATABASE_URL, table };
-const otherLedger = { connectionString: DATABASE_URL, table: `${table}_other` };
 const routes = {
   rabbitmq: {
     'receiver.receive() → RabbitMQ': () =>
       library(rabbitmqQueue({ url: RABBITMQ_URL, name: `mw-bench-${run}.lib`, ledger })),
     'by hand: constructEvent + row + confirmed publish': () => rabbitByHand,
     'reference: constructEvent + confirmed publish': () => rabbitRaw,
-    'other build → RabbitMQ': other
-      ? () =>
+    ...Object.fromEntries(
+      others.map((other, i) => [
+        `${otherNames[i]} → RabbitMQ`,
+        () =>
           library(
-            other[0].rabbitmqQueue({ url: RABBITMQ_URL, name: `mw-bench-${run}.other`, ledger: otherLedger }),
+            other[0].rabbitmqQueue({
+              url: RABBITMQ_URL,
+              name: `mw-bench-${run}.${otherTag(i)}`,
+              ledger: { connectionString: DATABASE_URL, table: `${table}_${otherTag(i)}` },
+            }),
             other[2].createReceiver,
-          )
-      : undefined,
+          ),
+      ]),
+    ),
   },
   nats: {
     'receiver.receive() → NATS JetStream': () =>
       library(natsQueue({ servers: NATS_URL, name: `mw-bench-${run}-lib`, ledger })),
     'by hand: constructEvent + row + JetStream publish': () => natsByHand,
     'reference: constructEvent + JetStream publish': () => natsRaw,
-    'other build → NATS JetStream': other
-      ? () =>
+    ...Object.fromEntries(
+      others.map((other, i) => [
+        `${otherNames[i]} → NATS JetStream`,
+        () =>
           library(
-            other[1].natsQueue({ servers: NATS_URL, name: `mw-bench-${run}-other`, ledger: otherLedger }),
+            other[1].natsQueue({
+              servers: NATS_URL,
+              name: `mw-bench-${run}-${otherTag(i)}`,
+              ledger: { connectionString: DATABASE_URL, table: `${table}_${otherTag(i)}` },
+            }),
             other[2].createReceiver,
-          )
-      : undefined,
+          ),
+      ]),
+    ),
   },
 };
 const contenders = {};
@@ -192,7 +213,12 @@ async function sample({ handOff }) {
     }),
   );
   const used = process.cpuUsage(cpu);
-  return { cpu: (used.user + used.system) / BATCH, wall: ((performance.now() - wall) * 1000) / BATCH };
+  return {
+    cpu: (used.user + used.system) / BATCH,
+    user: used.user / BATCH,
+    system: used.system / BATCH,
+    wall: ((performance.now() - wall) * 1000) / BATCH,
+  };
 }
 
 const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS, warmups: 1 });
@@ -206,16 +232,21 @@ console.log(`${ROUNDS} rounds × ${BATCH} new events, ${IN_FLIGHT} in flight, me
 for (const name of names) {
   const cpu = median(samples[name].map((s) => s.cpu)).toFixed(1);
   const wall = median(samples[name].map((s) => s.wall)).toFixed(1);
-  console.log(`  ${name.padEnd(52)} CPU ${cpu.padStart(6)} µs   wall ${wall.padStart(6)} µs`);
+  const [user, system] = ['user', 'system'].map((field) =>
+    median(samples[name].map((s) => s[field])).toFixed(1),
+  );
+  console.log(
+    `  ${name.padEnd(52)} CPU ${cpu.padStart(6)} µs (user ${user.padStart(6)}, system ${system.padStart(5)})   wall ${wall.padStart(6)} µs`,
+  );
 }
 const ratio = (ours, hand, field) =>
   median(samples[ours].map((s, round) => samples[hand][round][field] / s[field])).toFixed(2);
 console.log('');
 for (const [ours, broker] of [
   ['receiver.receive() → RabbitMQ', 'rabbitmq'],
-  ['other build → RabbitMQ', 'rabbitmq'],
+  ...otherNames.map((name) => [`${name} → RabbitMQ`, 'rabbitmq']),
   ['receiver.receive() → NATS JetStream', 'nats'],
-  ['other build → NATS JetStream', 'nats'],
+  ...otherNames.map((name) => [`${name} → NATS JetStream`, 'nats']),
 ]) {
   if (!samples[ours]) continue;
   const [, hand, raw] = Object.keys(routes[broker]);
@@ -227,31 +258,41 @@ for (const [ours, broker] of [
   );
 }
 
-for (const [ours, theirs] of [
-  ['receiver.receive() → RabbitMQ', 'other build → RabbitMQ'],
-  ['receiver.receive() → NATS JetStream', 'other build → NATS JetStream'],
+for (const [ours, broker] of [
+  ['receiver.receive() → RabbitMQ', 'RabbitMQ'],
+  ['receiver.receive() → NATS JetStream', 'NATS JetStream'],
 ]) {
-  if (samples[theirs])
-    console.log(
-      `${ours} / the other build (above 1: this one is cheaper): ${ratio(ours, theirs, 'cpu')}× by CPU, ${ratio(ours, theirs, 'wall')}× by wall`,
-    );
+  otherNames.forEach((name, i) => {
+    const theirs = `${name} → ${broker}`;
+    if (samples[theirs])
+      console.log(
+        `${ours} / ${others.length === 1 ? 'the other build' : `other build ${i + 1} (${otherDirs[i]})`} (above 1: this one is cheaper): ${ratio(ours, theirs, 'cpu')}× by CPU, ${ratio(ours, theirs, 'wall')}× by wall`,
+      );
+  });
 }
 
 for (const name of Object.keys(contenders)) await contenders[name].close?.();
 const cleanup = await amqpConnection.createChannel();
 for (const queue of [
   handQueue,
-  ...['lib', 'other'].flatMap((q) => [`mw-bench-${run}.${q}`, `mw-bench-${run}.${q}.dead`]),
+  ...['lib', ...others.map((_, i) => otherTag(i))].flatMap((q) => [
+    `mw-bench-${run}.${q}`,
+    `mw-bench-${run}.${q}.dead`,
+  ]),
 ])
   await cleanup.deleteQueue(queue);
 await amqpConnection.close();
-for (const stream of [handStream, `mw-bench-${run}-lib`, `mw-bench-${run}-other`])
+for (const stream of [
+  handStream,
+  `mw-bench-${run}-lib`,
+  ...others.map((_, i) => `mw-bench-${run}-${otherTag(i)}`),
+])
   await jsm.streams.delete(stream).catch(() => {});
 await nc.close();
 const client = new pg.Client(DATABASE_URL);
 await client.connect();
 await client.query(`DROP TABLE IF EXISTS "${table}"`);
-await client.query(`DROP TABLE IF EXISTS "${table}_other"`);
+for (let i = 0; i < others.length; i++) await client.query(`DROP TABLE IF EXISTS "${table}_${otherTag(i)}"`);
 await client.query(`DROP TABLE IF EXISTS "${handTable}"`);
 await handPool.end();
 await client.end();

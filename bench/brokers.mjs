@@ -1,10 +1,11 @@
 // The RabbitMQ and NATS JetStream handoffs in process, without HTTP: `npm run build && node bench/brokers.mjs`.
 // What the receiving process spends per event to hand it to the broker (the library: verify, parse, the ledger's
 // row in PostgreSQL, the publish awaited until the broker confirmed it), against a route doing the same work by
-// hand: stripe-node's constructEvent, the event's row in a PostgreSQL table (INSERT … ON CONFLICT DO NOTHING on a
-// pool of 10, the dedupe neither broker keeps past a window), then a publish awaited until confirmed (RabbitMQ's
-// sendToQueue on a confirm channel to a quorum queue; JetStream's publish with the event id as msgID). The same
-// publish without the row is a reference line: the broker alone, which keeps no dedupe that survives a redelivery.
+// hand: stripe-node's constructEvent and the event's zod schema (as bench/hand-route.mjs checks it), the event's
+// row in a PostgreSQL table (INSERT … ON CONFLICT DO NOTHING on a pool of 10, the dedupe neither broker keeps past
+// a window), then a publish awaited until confirmed (RabbitMQ's sendToQueue on a confirm channel to a quorum
+// queue; JetStream's publish with the event id as msgID). The same publish without the row is a reference line:
+// the broker alone, which keeps no dedupe that survives a redelivery.
 // IN_FLIGHT events in flight, each one new; the contenders take turns (bench/rounds.mjs) and the ratios are
 // medians of per-round ratios. Queues, streams and tables are unique to the run and removed at the end.
 // The NATS queue opens its connection with `noAsyncTraces`; the hand route keeps the client's default unless
@@ -32,6 +33,7 @@ import Stripe from 'stripe';
 import { natsQueue } from '../dist/src/durable/nats/index.js';
 import { rabbitmqQueue } from '../dist/src/durable/rabbitmq/index.js';
 import { createReceiver } from '../dist/src/index.js';
+import { deliveredSchema } from './hand-route.mjs';
 import { interleavedRounds, median } from './rounds.mjs';
 
 if (process.env.BROKERS === undefined) {
@@ -85,8 +87,13 @@ function delivery(now) {
 }
 
 const stripe = new Stripe('sk_test_bench_not_a_real_key'); // constructEvent is local: no request is made
-const verify = ({ body, headers }) =>
-  stripe.webhooks.constructEvent(body, headers['webhook-signature'], SECRET);
+const schema = deliveredSchema();
+/** The event, signed and of its schema, as the receiver hands it off: constructEvent, then zod's safeParse. */
+function verify({ body, headers }) {
+  const parsed = schema.safeParse(stripe.webhooks.constructEvent(body, headers['webhook-signature'], SECRET));
+  if (!parsed.success) throw new Error('the bench signed an event its schema refuses');
+  return parsed.data;
+}
 
 function library(queue, create = createReceiver) {
   const receiver = create({ secrets: SECRET, queue });
@@ -158,7 +165,7 @@ const routes = {
   rabbitmq: {
     'receiver.receive() → RabbitMQ': () =>
       library(rabbitmqQueue({ url: RABBITMQ_URL, name: `mw-bench-${run}.lib`, ledger })),
-    'by hand: constructEvent + row + confirmed publish': () => rabbitByHand,
+    'by hand: constructEvent + schema + row + confirmed publish': () => rabbitByHand,
     'reference: constructEvent + confirmed publish': () => rabbitRaw,
     ...Object.fromEntries(
       others.map((other, i) => [
@@ -178,7 +185,7 @@ const routes = {
   nats: {
     'receiver.receive() → NATS JetStream': () =>
       library(natsQueue({ servers: NATS_URL, name: `mw-bench-${run}-lib`, ledger })),
-    'by hand: constructEvent + row + JetStream publish': () => natsByHand,
+    'by hand: constructEvent + schema + row + JetStream publish': () => natsByHand,
     'reference: constructEvent + JetStream publish': () => natsRaw,
     ...Object.fromEntries(
       others.map((other, i) => [

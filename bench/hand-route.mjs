@@ -33,13 +33,18 @@ export const ANSWERS = {
  * One hand route's state: `receive(rawBody, signatureHeader)` resolves one of ANSWERS. `onEvent` is the user's
  * handler for message.delivered.
  */
-export function handRoute(secret, onEvent, concurrency = 32) {
-  const schema = z.looseObject({
+/** The zod schema a hand route checks a message.delivered event with, as the receiver's catalogue does. */
+export function deliveredSchema() {
+  return z.looseObject({
     id: z.string(),
     type: z.literal('message.delivered'),
     created_at: z.iso.datetime({ offset: true }).optional(),
     data: defaultEvents['message.delivered'],
   });
+}
+
+export function handRoute(secret, onEvent, concurrency = 32) {
+  const schema = deliveredSchema();
   const seen = new Map();
   const queue = new PQueue({ concurrency });
   const handlers = { 'message.delivered': onEvent };

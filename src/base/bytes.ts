@@ -81,35 +81,3 @@ export function fromBase64(text: string): Bytes | undefined {
 export function randomId(): string {
   return crypto.randomUUID().replaceAll('-', '');
 }
-
-// Every request id of the package (the receiver's, the CLI's listen, the emulator's) comes from here, in one format:
-// `req_` and 32 hex digits. Request ids only need to be unique, not secret: a random per-process prefix and a counter cost a string
-// concatenation instead of a UUID per request. The prefix comes from Math.random, which every runtime seeds per
-// process from the system's entropy: unique enough, and no crypto module is loaded or run for it in a cold
-// start's first answer. Drawn at the first request: Cloudflare Workers refuse random values at a module's global scope.
-let requestIdPrefix: string | undefined;
-let requestCounter = 0;
-
-/** 16 hex digits, two draws of 32 bits. */
-function randomPrefix(): string {
-  const draw = () =>
-    Math.floor(Math.random() * 0x1_0000_0000)
-      .toString(16)
-      .padStart(8, '0');
-  return `req_${draw()}${draw()}`;
-}
-
-export function nextRequestId(): string {
-  requestIdPrefix ??= randomPrefix();
-  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
-  return flatJoin([requestIdPrefix, requestCounter.toString(16).padStart(16, '0')]);
-}
-
-/**
- * The parts as one flat string. `+` and template literals make a rope (a string of pointers to its parts) that
- * every later reader must flatten first: node's check of a header value does so through a slow call into the
- * engine, and a Map keeps a rope key together with the flat copy its hashing made.
- */
-export function flatJoin(parts: readonly string[], separator = ''): string {
-  return parts.join(separator);
-}

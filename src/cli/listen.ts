@@ -1,8 +1,8 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readNodeBody, writeNodeOutcome } from '../adapter.js';
-import { nextRequestId } from '../base/bytes.js';
 import type { Outcome } from '../contract/outcome.js';
+import { nextRequestId } from '../pipeline/1-read-verify.js';
 import { createReceiver, type Receiver } from '../receiver/receiver.js';
 import { isAcknowledged, post } from '../sending/http.js';
 import {

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { nextRequestId } from '../base/bytes.js';
+import { nextRequestId } from '../pipeline/1-read-verify.js';
 import { type ApiContext, handleApi } from './api.js';
 import { CONSOLE_HTML } from './console-page.js';
 import { type ConsoleContext, consoleAction, consoleState, streamConsole } from './console-routes.js';

@@ -1,11 +1,10 @@
-import { nextRequestId } from '../base/bytes.js';
 import { BoundedLabel, cumulative, observe } from '../base/series.js';
 import type { Report } from '../claims/report.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { ReceiveRequest } from '../contract/request.js';
 import type { TraceSpan, Tracing } from '../contract/tracing.js';
 import type { DurableQueueCounts } from '../durable/port.js';
-import type { Received } from '../pipeline/1-read-verify.js';
+import { nextRequestId, type Received } from '../pipeline/1-read-verify.js';
 import type { Reached, Walked } from '../pipeline/index.js';
 import {
   type DiagnosticsContext,

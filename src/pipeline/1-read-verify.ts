@@ -25,6 +25,34 @@ export interface Received {
   readonly requestId: string;
 }
 
+// Every request id of the package (the receiver's, the CLI's listen, the emulator's) comes from here, in one
+// format: `req_` and 32 hex digits. Request ids only need to be unique, not secret: a random per-process prefix
+// and a counter cost a string join instead of a UUID per request. The prefix comes from Math.random, which every
+// runtime seeds per process from the system's entropy: unique enough, and no crypto module is loaded or run for
+// it in a cold start's first answer. Drawn at the first request: Cloudflare Workers refuse random values at a
+// module's global scope.
+let requestIdPrefix: string | undefined;
+let requestCounter = 0;
+
+/** 16 hex digits, two draws of 32 bits. */
+function randomPrefix(): string {
+  const draw = () =>
+    Math.floor(Math.random() * 0x1_0000_0000)
+      .toString(16)
+      .padStart(8, '0');
+  return `req_${draw()}${draw()}`;
+}
+
+/** A new request id: `receiving` gives one to every request that comes without its own. */
+export function nextRequestId(): string {
+  requestIdPrefix ??= randomPrefix();
+  requestCounter = (requestCounter + 1) % Number.MAX_SAFE_INTEGER;
+  // Joined, not concatenated: `+` and template literals make a rope (a string of pointers to its parts) that
+  // every later reader must flatten first, and node's check of a header value does so through a slow call
+  // into the engine.
+  return [requestIdPrefix, requestCounter.toString(16).padStart(16, '0')].join('');
+}
+
 /** A request whose body was read: the raw body, exactly as received. */
 export interface Read extends Received {
   readonly body: SignedPiece;
@@ -92,11 +120,13 @@ function acceptBody(received: Received, body: unknown, maxBytes: number): Read |
   if (body === BODY_TOO_LARGE) return { stop: 'payload_too_large' };
   if (body === BODY_TIMEOUT) return { stop: 'body_timeout' };
   if (body === BODY_LENGTH_MISMATCH) return { stop: 'content_length_mismatch' };
-  if (typeof body !== 'string' && !(body instanceof Uint8Array)) {
+  // The body's type is told apart once: bytes are counted as they are, text by its UTF-8 bytes.
+  if (body instanceof Uint8Array) {
+    if (body.byteLength > maxBytes) return { stop: 'payload_too_large' };
+  } else if (typeof body !== 'string') {
     const { message } = new RawBodyError(body, received.request.rawBodyHint);
     return { stop: 'body_already_parsed', message };
-  }
-  if (byteLength(body) > maxBytes) return { stop: 'payload_too_large' };
+  } else if (byteLength(body) > maxBytes) return { stop: 'payload_too_large' };
   // Each step is a literal of one fixed shape, never a spread of the step before: V8 keeps one hidden class.
   return { request: received.request, requestId: received.requestId, body };
 }

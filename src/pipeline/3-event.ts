@@ -2,7 +2,7 @@ import * as z from 'zod/mini';
 import type * as core from 'zod/v4/core';
 import { $ZodObject, $ZodObjectJIT, config, safeParse } from 'zod/v4/core';
 import { en } from 'zod/v4/locales';
-import { flatJoin, type SignedPiece, utf8Text } from '../base/bytes.js';
+import type { SignedPiece } from '../base/bytes.js';
 import type { DeliveryContext, ErrorContext, HandlerContext } from '../contract/context.js';
 import type { CryptoProvider } from '../crypto/provider.js';
 import type { Catalogue, ParsedEvent } from '../events/catalogue.js';
@@ -17,6 +17,7 @@ export interface Parsed extends Verified {
 }
 
 const INVALID_JSON: Rejection = { stop: 'invalid_json' };
+const withoutByteOrderMark = new TextDecoder();
 
 /**
  * JSON, then the event's schema. A UTF-8 byte order mark before the JSON text is ignored (RFC 8259 lets a
@@ -45,8 +46,7 @@ export function parse(verified: Verified, parseEvent: (value: unknown) => Parsed
 
 function jsonText(body: SignedPiece): string {
   if (typeof body === 'string') return body.charCodeAt(0) === 0xfeff ? body.slice(1) : body;
-  const bom = body.length >= 3 && body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf;
-  return utf8Text(bom ? body.subarray(3) : body);
+  return withoutByteOrderMark.decode(body);
 }
 
 /**
@@ -201,8 +201,8 @@ export function dedupeKey(parsed: Parsed, signed: SignedContent): Keyed | Promis
 
 function keyUnder(parsed: Parsed, signed: SignedContent, mode: string): Keyed | Promise<Keyed> {
   const { event } = parsed;
-  // Flat: the memory store keeps the key for the whole retention period.
-  if (typeof event.id === 'string') return keyed(parsed, flatJoin([mode, event.id], ':'));
+  // Flat (a join, not a `+` rope): the memory store keeps the key for the whole retention period.
+  if (typeof event.id === 'string') return keyed(parsed, [mode, event.id].join(':'));
   const body = signed.signedBody({ headers: parsed.request.headers, body: parsed.body });
   const key = signedContentKey(signed.crypto, mode, body);
   return typeof key === 'string' ? keyed(parsed, key) : key.then((hashed) => keyed(parsed, hashed));

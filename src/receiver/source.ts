@@ -1,7 +1,7 @@
-import { nextRequestId } from '../base/bytes.js';
 import { WebhookConfigError } from '../base/errors.js';
 import { type Outcome, rejectedOutcome } from '../contract/outcome.js';
 import type { RequestReceiver } from '../contract/request.js';
+import { nextRequestId } from '../pipeline/1-read-verify.js';
 import type { Receiver } from './receiver.js';
 
 /** What every adapter mounts: a receiver of any catalogue and store (adapters only move bytes). */

@@ -39,34 +39,36 @@ const lock = `pg_try_advisory_xact_lock(hashtextextended('${inbox}:' || $1::text
 /** The statements as the hand route writes them, and as the store does (src/stores/sql-inbox-sql.ts, postgres-sql.ts). */
 const claims = {
   hand: `INSERT INTO ${inbox} (key, state, token, expires_at) VALUES ($1, 'processing', $2, now() + interval '60 seconds') ON CONFLICT DO NOTHING`,
-  store: `INSERT INTO "${inbox}" AS inbox (key, state, token, expires_at)
-SELECT $1::text, 'processing', $2::text, ${ms} WHERE ${lock}
-ON CONFLICT (key) DO UPDATE
-  SET state = 'processing', token = excluded.token, expires_at = excluded.expires_at, updated_at = now()
-  WHERE inbox.expires_at <= now()`,
-  storeNoLock: `INSERT INTO "${inbox}" AS inbox (key, state, token, expires_at)
-SELECT $1::text, 'processing', $2::text, ${ms}
-ON CONFLICT (key) DO UPDATE
-  SET state = 'processing', token = excluded.token, expires_at = excluded.expires_at, updated_at = now()
-  WHERE inbox.expires_at <= now()`,
-  lockDoNothing: `INSERT INTO "${inbox}" AS inbox (key, state, token, expires_at)
-SELECT $1::text, 'processing', $2::text, ${ms} WHERE ${lock}
-ON CONFLICT (key) DO NOTHING`,
+  store: `INSERT INTO "${inbox}" (key, state, token, expires_at)
+SELECT $1::text, 'processing', $2::text, now() + $3::interval WHERE ${lock}
+ON CONFLICT DO NOTHING`,
+  storeNoLock: `INSERT INTO "${inbox}" (key, state, token, expires_at)
+VALUES ($1::text, 'processing', $2::text, now() + $3::interval)
+ON CONFLICT DO NOTHING`,
 };
 const completions = {
   hand: `UPDATE ${inbox} SET state = 'completed', token = NULL, expires_at = now() + interval '604800 seconds' WHERE key = $1 AND token = $2`,
-  store: `UPDATE "${inbox}" SET state = 'completed', token = NULL, expires_at = ${ms}, updated_at = now()
+  store: `UPDATE "${inbox}" SET state = 'completed', token = NULL, expires_at = now() + $3::interval, updated_at = now()
 WHERE key = $1 AND token = $2 AND state = 'processing'`,
+  /** The raw-driver store's completion (the retention in milliseconds times an interval). */
+  milliseconds: `UPDATE "${inbox}" SET state = 'completed', token = NULL, expires_at = ${ms}, updated_at = now()
+WHERE key = $1 AND token = $2 AND state = 'processing'`,
+};
+const third = {
+  [claims.store]: `${LEASE_MS} milliseconds`,
+  [claims.storeNoLock]: `${LEASE_MS} milliseconds`,
+  [completions.store]: `${RETENTION_MS} milliseconds`,
+  [completions.milliseconds]: RETENTION_MS,
 };
 
 const write = (tx, id) => tx.$executeRawUnsafe(`INSERT INTO ${effects} (event_id) VALUES ($1)`, id);
 const byHand = (claim, completion) => async (key, id) => {
   await prisma.$transaction(async (tx) => {
     const token = randomUUID();
-    const claimValues = claim === claims.hand ? [key, token] : [key, token, LEASE_MS];
+    const claimValues = claim in third ? [key, token, third[claim]] : [key, token];
     if ((await tx.$executeRawUnsafe(claim, ...claimValues)) !== 1) throw new Error('expected a claim');
     await write(tx, id);
-    const values = completion === completions.hand ? [key, token] : [key, token, RETENTION_MS];
+    const values = completion in third ? [key, token, third[completion]] : [key, token];
     await tx.$executeRawUnsafe(completion, ...values);
   });
 };
@@ -74,8 +76,8 @@ const contenders = {
   hand: byHand(claims.hand, completions.hand),
   'hand, store claim': byHand(claims.store, completions.hand),
   'hand, store claim without lock': byHand(claims.storeNoLock, completions.hand),
-  'hand, claim with lock, DO NOTHING': byHand(claims.lockDoNothing, completions.hand),
   'hand, store completion': byHand(claims.hand, completions.store),
+  'hand, raw-driver store completion': byHand(claims.hand, completions.milliseconds),
   'hand, store statements': byHand(claims.store, completions.store),
   store: async (key, id) => {
     const open = await store.claimInTransaction(key, LEASE_MS);

@@ -65,7 +65,9 @@ const keyLock = ({ name }: InboxTable) =>
  * for less than the takeover's `DO UPDATE` (the statements go unnamed through some ORMs, planned every time).
  * Only when it took nothing, `takeOver` takes the key if its lease or retention ended and reads why not
  * otherwise, in one statement. Its `UPDATE` is under the key's lock too, so a key whose lock another transaction
- * holds is in flight at once, never waited on. The lease is an interval (`leaseInterval`).
+ * holds is in flight at once, never waited on. The lease is an interval (`leaseInterval`), and so is the
+ * retention of `complete`, the completion in the same transaction: PostgreSQL plans a cast to interval for less
+ * than the raw-driver store's milliseconds times an interval.
  */
 export function pgClaimInTransaction(table: InboxTable) {
   const until = `now() + $3::interval`;
@@ -81,6 +83,8 @@ ON CONFLICT DO NOTHING`,
 SELECT EXISTS (SELECT 1 FROM taken) AS taken, state,
   ceil(extract(epoch FROM expires_at - now()) * 1000)::float8 AS left_ms
 FROM ${table.ref} WHERE key = $1::text`,
+    complete: `UPDATE ${table.ref} SET state = 'completed', token = NULL, expires_at = ${until}, updated_at = now()
+WHERE key = $1 AND token = $2 AND state = 'processing'`,
   };
 }
 

@@ -16,6 +16,7 @@ import {
   checkedPgTable,
   claimOnTransaction,
   lazilyFlushedClaim,
+  leaseInterval,
   mysqlClaimInTransaction,
   openMysqlClaim,
   pgClaimInTransaction,
@@ -110,7 +111,7 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
       };
       const inTransaction = pgClaimInTransaction(table);
       this.#inTransaction = { pgInTransaction: inTransaction };
-      for (const text of [inTransaction.insert, inTransaction.takeOver, this.#sql.complete])
+      for (const text of [inTransaction.insert, inTransaction.takeOver, inTransaction.complete])
         this.#names.set(text, statementName(text));
     }
     this.claimInTransaction = (key, leaseMs) => this.#claimInTransaction(key, leaseMs);
@@ -187,14 +188,14 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
     retentionMs: number,
     work: (tx: Tx) => Promise<R>,
   ): Promise<R> {
-    const values = this.#keyed(key, token, retentionMs);
+    const [text, values] = this.#completion(key, token, retentionMs);
     try {
       return await this.#driver.transaction(async (tx) => {
         const result = await work(tx);
         // The completion in the same transaction: the ORM commits it with the handlers' writes, or neither.
         const completed = await this.#bounded(async () => {
           try {
-            return (await this.#runOn(tx, this.#sql.complete, values)).affected === 1;
+            return (await this.#runOn(tx, text, values)).affected === 1;
           } catch (error) {
             throw this.#explain(error);
           }
@@ -226,13 +227,20 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
             leaseMs,
           ),
         complete: async (tx, retentionMs) =>
-          (await this.#runOn(tx, this.#sql.complete, this.#keyed(key, token, retentionMs))).affected === 1,
+          (await this.#runOn(tx, ...this.#completion(key, token, retentionMs))).affected === 1,
         within: (opened) => deadline.within(opened),
         explain: (error) => this.#failedOver(this.#explain(error)),
         takenOver: TAKEN_OVER,
       });
     };
     return driver.dialect === 'mysql' ? openMysqlClaim(this, opening, key, leaseMs) : opening();
+  }
+
+  /** The completion in the event's transaction, and its values. */
+  #completion(key: string, token: string, retentionMs: number): [string, unknown[]] {
+    const pg = this.#inTransaction.pgInTransaction;
+    if (!pg) return [this.#sql.complete, this.#keyed(key, token, retentionMs)];
+    return [pg.complete, [storedKey(key), token, leaseInterval(retentionMs)]];
   }
 
   /** A statement of the event's transaction, under its name when it has one. */

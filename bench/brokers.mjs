@@ -236,6 +236,7 @@ console.log(
     .join(' ')}`,
 );
 console.log(`${ROUNDS} rounds × ${BATCH} new events, ${IN_FLIGHT} in flight, median µs per event\n`);
+const width = Math.max(...names.map((name) => name.length));
 for (const name of names) {
   const cpu = median(samples[name].map((s) => s.cpu)).toFixed(1);
   const wall = median(samples[name].map((s) => s.wall)).toFixed(1);
@@ -243,7 +244,7 @@ for (const name of names) {
     median(samples[name].map((s) => s[field])).toFixed(1),
   );
   console.log(
-    `  ${name.padEnd(52)} CPU ${cpu.padStart(6)} µs (user ${user.padStart(6)}, system ${system.padStart(5)})   wall ${wall.padStart(6)} µs`,
+    `  ${name.padEnd(width)} CPU ${cpu.padStart(6)} µs (user ${user.padStart(6)}, system ${system.padStart(5)})   wall ${wall.padStart(6)} µs`,
   );
 }
 const ratio = (ours, hand, field) =>

@@ -69,8 +69,9 @@ SELECT CASE
 FROM (SELECT 1) AS one LEFT JOIN ${ref} AS seen ON seen.key = $1::text`;
 }
 
-export function completeSql({ ref }: InboxTable): string {
-  return `UPDATE ${ref} SET state = 'completed', token = NULL, expires_at = ${ms('$3')}, updated_at = now()
+/** The completion of a held claim; `until` is when its retention ends ($3 in milliseconds unless given). */
+export function completeSql({ ref }: InboxTable, until = ms('$3')): string {
+  return `UPDATE ${ref} SET state = 'completed', token = NULL, expires_at = ${until}, updated_at = now()
 WHERE key = $1 AND token = $2 AND state = 'processing'`;
 }
 

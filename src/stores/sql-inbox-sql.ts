@@ -1,7 +1,7 @@
 import { WebhookConfigError } from '../base/errors.js';
 import { type MysqlStatements, mysqlStoredKey, notClaimed } from './mysql-sql.js';
 import type { ClaimInTransaction } from './open-claim.js';
-import { claimSql, type InboxTable, inboxTable, storedKey } from './postgres-sql.js';
+import { claimSql, completeSql, type InboxTable, inboxTable, storedKey } from './postgres-sql.js';
 import type { ClaimResult, OpenClaimResult } from './types.js';
 
 /**
@@ -83,8 +83,7 @@ ON CONFLICT DO NOTHING`,
 SELECT EXISTS (SELECT 1 FROM taken) AS taken, state,
   ceil(extract(epoch FROM expires_at - now()) * 1000)::float8 AS left_ms
 FROM ${table.ref} WHERE key = $1::text`,
-    complete: `UPDATE ${table.ref} SET state = 'completed', token = NULL, expires_at = ${until}, updated_at = now()
-WHERE key = $1 AND token = $2 AND state = 'processing'`,
+    complete: completeSql(table, until),
   };
 }
 

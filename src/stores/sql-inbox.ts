@@ -123,7 +123,7 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
   }
 
   /** The key and the values of a statement on it, in the order its dialect's placeholders take them. */
-  #keyed(key: string, token: string, ms?: number): unknown[] {
+  #keyed(key: string, token: string, ms?: number | string): unknown[] {
     if (this.#driver.dialect === 'postgres')
       return ms === undefined ? [storedKey(key), token] : [storedKey(key), token, ms];
     const stored = mysqlStoredKey(key);
@@ -240,7 +240,7 @@ export class SqlInbox<Tx> implements Required<Omit<DedupeStore<Tx>, 'close' | 'c
   #completion(key: string, token: string, retentionMs: number): [string, unknown[]] {
     const pg = this.#inTransaction.pgInTransaction;
     if (!pg) return [this.#sql.complete, this.#keyed(key, token, retentionMs)];
-    return [pg.complete, [storedKey(key), token, leaseInterval(retentionMs)]];
+    return [pg.complete, this.#keyed(key, token, leaseInterval(retentionMs))];
   }
 
   /** A statement of the event's transaction, under its name when it has one. */

@@ -165,7 +165,7 @@ export class RedisDedupeStore implements DedupeStore {
         const reply = await this.#eval(scripts.claim, key, args, deadline.remainingMs());
         return this.#claimResult(key, token, reply, refusal);
       });
-      if (result.status === 'claimed') this.#count(token, started);
+      if (result.status === 'claimed') this.#count(token, performance.now() - started);
       return result;
     } catch (error) {
       if (sent && error instanceof StoreTimeoutError) this.#releaseLate(key, token);
@@ -193,8 +193,9 @@ export class RedisDedupeStore implements DedupeStore {
       this.#counted.delete(token);
       return reply === 1;
     } catch (error) {
-      // A release may follow: it gets what is left.
-      this.#count(token, started);
+      // A release may follow: it gets what is left, and nothing once this call ran out of the time it was given
+      // (its timer may fire a little before that time has passed on performance.now()).
+      this.#count(token, error instanceof StoreTimeoutError ? left : performance.now() - started);
       throw error;
     }
   }
@@ -237,8 +238,8 @@ export class RedisDedupeStore implements DedupeStore {
     return Math.max(0, this.operationTimeoutMs - (this.#counted.get(token) ?? 0));
   }
 
-  #count(token: string, since: number): void {
-    const spent = (this.#counted.get(token) ?? 0) + (performance.now() - since);
+  #count(token: string, spentMs: number): void {
+    const spent = (this.#counted.get(token) ?? 0) + spentMs;
     this.#counted.delete(token);
     this.#counted.set(token, spent);
     if (this.#counted.size > MAX_COUNTED) this.#counted.delete(this.#counted.keys().next().value as string);

@@ -12,25 +12,53 @@ export interface ExecutorOptions {
 }
 
 /**
- * A piece of work the executor holds: `run` is called when a slot frees up (never after a cut-off), `abandon`
- * when close() gives up on it, queued or running. Exactly one of the two decides the answer.
+ * A piece of work the executor holds: `run` is called when a slot frees up (never after a cut-off) and answers
+ * through `to` once it is done (its failure is a bug), `abandon` when close() gives up on it, queued or running.
+ * Exactly one of the two decides the answer.
  */
 export interface Job<T> {
-  run(): Promise<T>;
+  run(to: Answer<T>): void;
   abandon(): Promise<unknown>;
 }
 
-interface Entry<T, C> {
-  readonly job: Job<T>;
-  /** How the request is answered. */
-  readonly to: Answer<T | C>;
-  /** What the request gets when close() gives up on the job. */
-  readonly cutOff: C;
+/** A job held until it is answered; it is the job's `to`, and frees the job's running slot when answered. */
+class Entry<T, C> implements Answer<T> {
   /** Whether its answer was given: by its run finishing, or by a cut-off. */
-  settled: boolean;
+  settled = false;
   /** Where the executor holds it until it is answered. */
-  slot: number;
+  slot = 0;
+  /** Ends the job's task on p-queue, which then starts the next one. */
+  finished: () => void = noop;
+
+  constructor(
+    readonly held: Slots<Entry<unknown, unknown>>,
+    readonly job: Job<T>,
+    /** How the request is answered. */
+    readonly to: Answer<T | C>,
+    /** What the request gets when close() gives up on the job. */
+    readonly cutOff: C,
+  ) {}
+
+  settle(result: T): void {
+    this.finished();
+    if (this.answering()) this.to.settle(result);
+  }
+
+  fail(error: unknown): void {
+    this.finished();
+    if (this.answering()) this.to.fail(error);
+  }
+
+  /** Whether the entry is still to be answered; it is not held any more either way. */
+  answering(): boolean {
+    const answer = !this.settled;
+    this.settled = true;
+    this.held.remove(this.slot, this as Entry<unknown, unknown>);
+    return answer;
+  }
 }
+
+const noop = (): void => undefined;
 
 /**
  * Runs work on p-queue: `concurrency` at once, the rest waiting in order. It knows nothing of events or
@@ -94,31 +122,24 @@ export class Executor {
       );
       return;
     }
-    const entry: Entry<T, C> = { job, to, cutOff, settled: false, slot: 0 };
+    const entry = new Entry(this.#entries, job, to, cutOff);
     entry.slot = this.#entries.add(entry as Entry<unknown, unknown>);
     // The queue's own promise is not awaited: a cut-off clears the queue, and the entry answers instead.
     this.#queue.add((): Promise<void> => this.#run(entry));
     this.unreserve();
   }
 
+  /** The job's task on p-queue: it ends when the job answers its entry. */
   #run<T, C>(entry: Entry<T, C>): Promise<void> {
-    return entry.job.run().then(
-      (result) => {
-        if (this.#done(entry)) entry.to.settle(result);
-      },
-      // A job's run settles every expected failure itself; a rejection is a bug, passed on to the caller.
-      (error: unknown) => {
-        if (this.#done(entry)) entry.to.fail(error);
-      },
-    );
-  }
-
-  /** Whether the entry is still to be answered; it is not held any more either way. */
-  #done<T, C>(entry: Entry<T, C>): boolean {
-    const answer = !entry.settled;
-    entry.settled = true;
-    this.#entries.remove(entry.slot, entry as Entry<unknown, unknown>);
-    return answer;
+    return new Promise<void>((finished) => {
+      entry.finished = finished;
+      try {
+        entry.job.run(entry);
+      } catch (error) {
+        // A job's run settles every expected failure itself; a throw is a bug, passed on to the caller.
+        entry.fail(error);
+      }
+    });
   }
 
   /**
@@ -160,8 +181,8 @@ export class Executor {
  * Not a Set or a Map keyed by the item: V8 links a Map's or Set's outgrown table to the one that replaced it,
  * with the entries it held. Under concurrent requests such a collection grows and shrinks all the time, and one
  * outgrown table that reached the old generation then keeps every later table, and each request they held,
- * alive through the next minor GC, which promotes them all. Measured in process: 60 MB promoted per 40,000
- * deliveries with two such collections, 6 MB with slots.
+ * alive through the next minor GC, which promotes them all (bench/NOTES.md, "what the garbage collector was
+ * paying for", has the measurement).
  */
 export class Slots<T> {
   readonly #items: (T | undefined)[] = [];

@@ -2,8 +2,8 @@ import { type Answer, answerTo, callUser, isThenable } from '../base/deadline.js
 import type { ErrorContext, HandlerContext } from '../contract/context.js';
 import type { ClaimResult, DedupeStore, OpenClaim, OpenClaimResult } from '../stores/types.js';
 import { ReplicasBehindError } from '../stores/unavailable.js';
-import { claimInTransaction, type Ran, REJECTED_WITHOUT_REASON, runInTransaction } from './open-claim.js';
-import type { Report } from './report.js';
+import { claimInTransaction, handlerFailed, type Ran, runInTransaction } from './open-claim.js';
+import { FAILED, type Failure, type Report } from './report.js';
 import { type Held, type KeptLease, LeaseKeeper, StoreCalls } from './store-calls.js';
 
 // One claim's life, in the order it runs: Claims.take claims the event's key on the store, and the Claim it returns
@@ -95,30 +95,25 @@ export type Handle<Tx> = (tx: Tx) => Promise<void> | undefined;
 /** How a claimed event ended: completed, released after a failure, or given up at shutdown. */
 export type Settlement =
   | { status: 'completed' }
-  | { status: 'failed'; reason: 'handler_failed' | 'store_unavailable' | 'not_replicated' }
+  | { status: 'failed'; reason: Failure }
   | { status: 'abandoned' };
 
 /** What a claim uses of its home (Claims): the store's calls, the lease keeper, retention, onError. */
-export interface ClaimParts<Tx> {
-  readonly calls: StoreCalls<Tx>;
-  readonly leases: LeaseKeeper;
-  readonly retentionMs: number;
-  readonly report: Report;
-}
+export type ClaimParts<Tx> = Pick<Claims<Tx>, 'calls' | 'leases' | 'retentionMs' | 'report'>;
 
 const COMPLETED: Settlement = { status: 'completed' };
 const ABANDONED: Settlement = { status: 'abandoned' };
 const NOT_COMMITTED: Ran = { ok: true, committed: false };
 
 /**
- * One held claim's life after it was taken: its lease kept alive, its handlers run (in the store's
- * transaction when it has one), then exactly one settlement: complete after every handler succeeded, release
- * when one failed or when shutdown gave up on it (abandon), whatever order the end of the run and an abandon
- * come in.
+ * One held claim's life after it was taken: its lease kept alive, its handlers run (in the store's transaction
+ * when it has one), then exactly one settlement: complete after every handler succeeded, release when one failed
+ * or when shutdown gave up on it (abandon), whatever order the end of the run and an abandon come in.
  */
 export class Claim<Tx> {
   #state: 'held' | 'running' | 'settling' | 'settled' = 'held';
-  #run: Promise<Settlement> | undefined;
+  /** While a failed run hands the claim back (settling): that settlement, which abandon() then waits for. */
+  #failing: Promise<Settlement> | undefined;
   readonly #lease: KeptLease | undefined;
 
   /**
@@ -135,65 +130,82 @@ export class Claim<Tx> {
     this.#lease = open ? undefined : parts.leases.keep(held);
   }
 
-  /** Runs the handlers, then settles by how they ran; never rejects. */
-  run(): Promise<Settlement> {
+  /**
+   * Runs the handlers, then settles by how they ran; never rejects. With `to` (the executor's entry), answered
+   * through it instead: the completion's answer reaches the request in the store call's own reaction.
+   */
+  run(): Promise<Settlement>;
+  run(to: Answer<Settlement>): undefined;
+  run(to?: Answer<Settlement>): Promise<Settlement> | undefined {
+    if (!to) return new Promise<Settlement>((settle, fail) => this.run({ settle, fail }));
     this.#state = 'running';
     try {
-      this.#run = this.parts.calls.transactional
-        ? runInTransaction(this).then((ran) => this.#settle(ran))
-        : this.#handlers();
+      if (this.parts.calls.transactional) {
+        runInTransaction(this).then(
+          (ran) => this.#settleTo(ran, to),
+          (error: unknown) => to.fail(error),
+        );
+      } else this.#handlers(to);
     } catch (error) {
       // A store whose transact getter throws: a bug passed on to the caller, as a rejection like any other.
-      this.#run = Promise.reject(error);
+      to.fail(error);
     }
-    return this.#run;
+    return undefined;
   }
 
   /** Shutdown gave up on the event: release the claim so the service's retry runs it, unless it is settling. */
   abandon(): Promise<unknown> {
-    if (this.#state === 'settling' && this.#run) return this.#run;
+    if (this.#state === 'settling' && this.#failing) return this.#failing;
     if (this.#state === 'settled') return Promise.resolve();
     this.#state = 'settled';
     return this.#release();
   }
 
-  #settle(ran: Ran): Settlement | Promise<Settlement> {
-    // Given up by shutdown while the handlers ran: the claim was released then.
-    if (this.#state !== 'running') return ABANDONED;
-    this.#state = 'settling';
-    return ran.ok ? this.#complete(ran.committed) : this.#fail(ran.reason, ran.cause);
+  /** Settles by how the run went, answering `to` once; a bug in it is `to`'s failure, never a stray rejection. */
+  #settleTo(ran: Ran, to: Answer<Settlement>): void {
+    try {
+      // Given up by shutdown while the handlers ran: the claim was released then.
+      if (this.#state !== 'running') to.settle(ABANDONED);
+      else if (ran.ok) this.#complete(ran.committed, to);
+      else {
+        this.#state = 'settling';
+        this.#failing = this.#fail(ran.reason, ran.cause);
+        answerTo(this.#failing, to);
+      }
+    } catch (error) {
+      to.fail(error);
+    }
   }
 
-  /**
-   * The handlers without a transaction, then the settlement: whatever they do (throw, answer nothing or any
-   * thenable) settles it. One reaction per claim, each side a closure over the claim and nothing else.
-   */
-  #handlers(): Promise<Settlement> {
+  /** The handlers without a transaction: whatever they do (throw, answer nothing or any thenable) settles it. */
+  #handlers(to: Answer<Settlement>): void {
     let handled: Promise<void> | undefined;
     try {
       handled = this.handle(undefined as Tx);
     } catch (error) {
       handled = Promise.reject(error);
     }
-    return (handled === undefined ? NOTHING_RAN : Promise.resolve(handled)).then(
-      () => this.#settle(NOT_COMMITTED),
-      (error: unknown) => this.#settle(handlerFailed(error)),
+    (handled === undefined ? NOTHING_RAN : Promise.resolve(handled)).then(
+      () => this.#settleTo(NOT_COMMITTED, to),
+      (error: unknown) => this.#settleTo(handlerFailed(error), to),
     );
   }
 
-  #complete(committed: boolean): Settlement | Promise<Settlement> {
+  #complete(committed: boolean, to: Answer<Settlement>): void {
     const { calls, retentionMs, leases } = this.parts;
     leases.drop(this.#lease);
     this.#state = 'settled';
-    if (committed) return COMPLETED;
     // The handlers succeeded: the answer is 200 whatever happens here. An unrecorded completion only means the
     // lease expires and a later retry may run the event again (at-least-once).
-    return calls.complete(
-      this.held,
-      retentionMs,
-      (owned) => (owned ? COMPLETED : this.#lost()),
-      (cause: unknown) => this.#unrecorded(cause),
-    );
+    if (committed) to.settle(COMPLETED);
+    else
+      calls.complete(
+        this.held,
+        retentionMs,
+        (owned) => (owned ? COMPLETED : this.#lost()),
+        (cause: unknown) => this.#unrecorded(cause),
+        to,
+      );
   }
 
   async #lost(): Promise<Settlement> {
@@ -205,32 +217,18 @@ export class Claim<Tx> {
 
   async #unrecorded(cause: unknown): Promise<Settlement> {
     // A completion the replicas asked for (waitForReplicas) do not hold is never acknowledged.
-    if (cause instanceof ReplicasBehindError && !cause.accepted) return this.#unreplicated(cause);
+    if (cause instanceof ReplicasBehindError && !cause.accepted) return this.#fail('not_replicated', cause);
     await this.#tell('store_unavailable', 'The dedupe store failed to record a completed event.', cause);
     return COMPLETED;
   }
 
-  async #fail(reason: 'handler_failed' | 'store_unavailable', cause: unknown): Promise<Settlement> {
+  /** Hands the claim back (after not_replicated, only a claim the completion never reached) and tells onError. */
+  async #fail(reason: Failure, cause: unknown): Promise<Settlement> {
     await this.#release();
     this.#state = 'settled';
-    const { eventType } = this.held.context;
-    const message =
-      reason === 'handler_failed'
-        ? `A handler for ${eventType} failed; the claim was released so the service's retry runs it again.`
-        : `The dedupe store failed while running ${eventType} in its transaction; the claim was released.`;
-    await this.#tell(reason, message, cause);
+    const code = reason === 'handler_failed' ? reason : 'store_unavailable';
+    await this.#tell(code, FAILED[reason](this.held.context.eventType), cause);
     return { status: 'failed', reason };
-  }
-
-  async #unreplicated(cause: unknown): Promise<Settlement> {
-    // A completion that landed is not owned by the token any more: only a claim it never reached is dropped.
-    await this.#release();
-    await this.#tell(
-      'store_unavailable',
-      'The completion of an event is not on enough replicas; it is answered 503 not_replicated until they hold it.',
-      cause,
-    );
-    return { status: 'failed', reason: 'not_replicated' };
   }
 
   async #release(): Promise<void> {
@@ -253,10 +251,6 @@ export class Claim<Tx> {
   }
 }
 const NOTHING_RAN: Promise<void> = Promise.resolve();
-
-function handlerFailed(error: unknown): Ran {
-  return { ok: false, reason: 'handler_failed', cause: error ?? REJECTED_WITHOUT_REASON() };
-}
 
 /** A handler as a registry holds it: the registry checks its event's type when it is added. */
 export type StoredHandler = (event: never, ctx: HandlerContext<never>) => unknown;

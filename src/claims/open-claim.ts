@@ -62,6 +62,11 @@ const COMMITTED: Ran = { ok: true, committed: true };
 
 export const REJECTED_WITHOUT_REASON = () => new Error('A handler rejected without a reason.');
 
+/** A run whose handlers failed with `error` (a rejection without a reason gets one). */
+export function handlerFailed(error: unknown): Ran {
+  return { ok: false, reason: 'handler_failed', cause: error ?? REJECTED_WITHOUT_REASON() };
+}
+
 /** What running its handlers in the transaction needs of a claim (the Claim of claim.ts). */
 interface Transacting<Tx> {
   readonly parts: { readonly calls: StoreCalls<Tx>; readonly retentionMs: number };

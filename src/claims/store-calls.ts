@@ -45,11 +45,24 @@ export class StoreCalls<Tx> {
     return withinTurnOrDeadline(claiming, this.timeoutMs, late, check, failed, to);
   }
 
-  /** The store's completion of a held claim, checked; `answer` and `failed` as for claim. */
-  complete<T>(held: Held, retentionMs: number, answer: (owned: boolean) => Awaitable<T>, failed: Failed<T>) {
+  /** The store's completion of a held claim, checked; `answer`, `failed` and `to` as for claim. */
+  complete<T>(
+    held: Held,
+    retentionMs: number,
+    answer: (owned: boolean) => Awaitable<T>,
+    failed: Failed<T>,
+    to?: Answer<T>,
+  ) {
     const completing = answerOf(() => this.store.complete(held.key, held.token, retentionMs));
     const check = (owned: boolean) => answer(checkOwned('complete', owned));
-    return this.within('complete', completing, check, undefined, failed);
+    return withinTurnOrDeadline(
+      completing,
+      this.timeoutMs,
+      this.#timedOut('complete', undefined),
+      check,
+      failed,
+      to,
+    );
   }
 
   renew(key: string, token: string, leaseMs: number): Promise<boolean> {

@@ -11,6 +11,11 @@ export interface MemoryDedupeStoreOptions {
   now?: () => number;
 }
 
+// Every answer of complete, renew and release is one of two settled promises, made once: a promise is never
+// changed by being read, so each call need not make its own.
+const OWNED: Promise<boolean> = Promise.resolve(true);
+const NOT_OWNED: Promise<boolean> = Promise.resolve(false);
+
 interface Lease {
   token: string;
   expiresAt: number;
@@ -77,21 +82,21 @@ export class MemoryDedupeStore implements DedupeStore {
   }
 
   complete(key: string, token: string, retentionMs: number): Promise<boolean> {
-    return Promise.resolve(this.completeSync(key, token, retentionMs));
+    return this.completeSync(key, token, retentionMs) ? OWNED : NOT_OWNED;
   }
 
   renew(key: string, token: string, leaseMs: number): Promise<boolean> {
     const lease = this.#leases.get(key);
     // An expired lease nobody took over is still ours (as for complete): renewing it keeps it ours.
-    if (lease?.token !== token) return Promise.resolve(false);
+    if (lease?.token !== token) return NOT_OWNED;
     lease.expiresAt = this.#now() + leaseMs;
-    return Promise.resolve(true);
+    return OWNED;
   }
 
   release(key: string, token: string): Promise<boolean> {
-    if (this.#leases.get(key)?.token !== token) return Promise.resolve(false);
+    if (this.#leases.get(key)?.token !== token) return NOT_OWNED;
     this.#leases.delete(key);
-    return Promise.resolve(true);
+    return OWNED;
   }
 
   /** Throws when every entry is a live lease: evicting one would let its event run twice at once. */
@@ -193,16 +198,4 @@ export class MemoryDedupeStore implements DedupeStore {
     this.#completed.delete(key);
     if (key === this.#oldest) this.#oldest = undefined;
   }
-}
-
-/**
- * The memory store's synchronous claim and completion, when `store` is one whose `claim` and `complete` are the
- * class's own: the receiver then settles without a promise. A subclass that overrides either gets them called.
- */
-export function immediateOf(
-  store: DedupeStore<unknown>,
-): Pick<MemoryDedupeStore, 'claimSync' | 'completeSync'> | undefined {
-  if (!(store instanceof MemoryDedupeStore)) return undefined;
-  const own = MemoryDedupeStore.prototype;
-  return store.claim === own.claim && store.complete === own.complete ? store : undefined;
 }

@@ -41,8 +41,7 @@ export class StoreCalls<Tx> {
     const claiming = answerOf(() => this.store.claim(key, leaseMs));
     const check = (result: ClaimResult) => answer(checkClaim(result));
     // A claim that lands after its deadline holds a lease nobody will settle: hand it back.
-    const late = this.#timedOut('claim', () => void this.#releaseLate(key, claiming));
-    return withinTurnOrDeadline(claiming, this.timeoutMs, late, check, failed, to);
+    return this.within('claim', claiming, check, () => void this.#releaseLate(key, claiming), failed, to);
   }
 
   /** The store's completion of a held claim, checked; `answer`, `failed` and `to` as for claim. */
@@ -55,14 +54,7 @@ export class StoreCalls<Tx> {
   ) {
     const completing = answerOf(() => this.store.complete(held.key, held.token, retentionMs));
     const check = (owned: boolean) => answer(checkOwned('complete', owned));
-    return withinTurnOrDeadline(
-      completing,
-      this.timeoutMs,
-      this.#timedOut('complete', undefined),
-      check,
-      failed,
-      to,
-    );
+    return this.within('complete', completing, check, undefined, failed, to);
   }
 
   renew(key: string, token: string, leaseMs: number): Promise<boolean> {
@@ -94,7 +86,8 @@ export class StoreCalls<Tx> {
 
   /**
    * What the store answered to `work`, checked (`check` throws when it is no answer), within the deadline; `late`
-   * runs once the deadline passed first; `failed`, when given, answers any failure instead of a rejection.
+   * runs once the deadline passed first; `failed`, when given, answers any failure instead of a rejection; with
+   * `to`, answered through it and no promise is made.
    */
   within<S, T>(
     method: string,
@@ -102,8 +95,24 @@ export class StoreCalls<Tx> {
     check: (answer: S) => Awaitable<T>,
     late?: () => void,
     failed?: Failed<T>,
-  ): Promise<T> {
-    return withinTurnOrDeadline(work, this.timeoutMs, this.#timedOut(method, late), check, failed);
+  ): Promise<T>;
+  within<S, T>(
+    method: string,
+    work: Promise<S>,
+    check: (answer: S) => Awaitable<T>,
+    late: (() => void) | undefined,
+    failed: Failed<T>,
+    to: Answer<T> | undefined,
+  ): Promise<T> | undefined;
+  within<S, T>(
+    method: string,
+    work: Promise<S>,
+    check: (answer: S) => Awaitable<T>,
+    late?: () => void,
+    failed?: Failed<T>,
+    to?: Answer<T>,
+  ): Promise<T> | undefined {
+    return withinTurnOrDeadline(work, this.timeoutMs, this.#timedOut(method, late), check, failed, to);
   }
 
   /** The error of a store call past its deadline, after `late` ran. */

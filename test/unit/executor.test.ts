@@ -28,20 +28,30 @@ const started = (executor: Executor, job: Job<string>) => {
   return executor.submit(job, 'cut off');
 };
 
+/** One running slot and two jobs submitted to it: the first runs, the second waits for it. */
+function oneRunningOneQueued() {
+  const executor = new Executor({ concurrency: 1, maxQueue: 1 });
+  const running = heldJob();
+  const queued = heldJob();
+  return {
+    executor,
+    running,
+    queued,
+    runningAnswer: started(executor, running),
+    queuedAnswer: started(executor, queued),
+  };
+}
+
 describe('Executor', () => {
   it('answers a request with its job’s answer, and starts the next job once it is given', async () => {
-    const executor = new Executor({ concurrency: 1, maxQueue: 1 });
-    const first = heldJob();
-    const second = heldJob();
-    const firstAnswer = started(executor, first);
-    const secondAnswer = started(executor, second);
-    await Promise.resolve();
-    expect([first.started, second.started]).toEqual([true, false]);
-    first.answer?.settle('first done');
-    await expect(firstAnswer).resolves.toBe('first done');
-    await expect.poll(() => second.started).toBe(true);
-    second.answer?.settle('second done');
-    await expect(secondAnswer).resolves.toBe('second done');
+    const { running, queued, runningAnswer, queuedAnswer } = oneRunningOneQueued();
+    await expect.poll(() => running.started).toBe(true);
+    expect(queued.started).toBe(false);
+    running.answer?.settle('first done');
+    await expect(runningAnswer).resolves.toBe('first done');
+    await expect.poll(() => queued.started).toBe(true);
+    queued.answer?.settle('second done');
+    await expect(queuedAnswer).resolves.toBe('second done');
   });
 
   it('passes a job that throws on to its request, and frees the slot for the next', async () => {
@@ -75,11 +85,7 @@ describe('Executor', () => {
   });
 
   it('once drain gives up: a running job is abandoned and answered its cut-off, a queued one never starts', async () => {
-    const executor = new Executor({ concurrency: 1, maxQueue: 1 });
-    const running = heldJob();
-    const queued = heldJob();
-    const runningAnswer = started(executor, running);
-    const queuedAnswer = started(executor, queued);
+    const { executor, running, queued, runningAnswer, queuedAnswer } = oneRunningOneQueued();
     await expect.poll(() => running.started).toBe(true);
     await executor.drain(0);
     await expect(runningAnswer).resolves.toBe('cut off');

@@ -18,8 +18,10 @@
 // for an A/B of a change, with its ratio to this build; OTHER=<dir>,<dir>,… adds each. A copy of this build's
 // own dist/ among them is the A/B's control: its ratio to this build is what the position and the noise of
 // that run give an identical build. Each contender's CPU is also given as user and system time.
-// Env: ROUNDS (7), BATCH (1000), IN_FLIGHT (16), BENCH_TAG (a prefix of the run's names), HAND_NO_ASYNC_TRACES,
-// OTHER, BROKERS, RABBITMQ_URL, NATS_URL, DATABASE_URL.
+// Each contender first handles WARMUPS batches unmeasured: the library's larger code is still being compiled and
+// optimised through the first batches, which would otherwise count against it (bench/NOTES.md).
+// Env: ROUNDS (15), WARMUPS (3), BATCH (1000), IN_FLIGHT (16), BENCH_TAG (a prefix of the run's names),
+// HAND_NO_ASYNC_TRACES, OTHER, BROKERS, RABBITMQ_URL, NATS_URL, DATABASE_URL.
 import { spawnSync } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import { loadavg } from 'node:os';
@@ -51,9 +53,10 @@ const SECRET = 'whsec_bench_brokers_4b1e8c2d7a9f3e6b0d5c';
 const RABBITMQ_URL = process.env.RABBITMQ_URL ?? 'amqp://guest:guest@127.0.0.1:5672';
 const NATS_URL = process.env.NATS_URL ?? 'nats://127.0.0.1:4222';
 const DATABASE_URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
-const ROUNDS = Number(process.env.ROUNDS ?? 7);
+const ROUNDS = Number(process.env.ROUNDS ?? 15);
 const BATCH = Number(process.env.BATCH ?? 1000);
 const IN_FLIGHT = Number(process.env.IN_FLIGHT ?? 16);
+const WARMUPS = Number(process.env.WARMUPS ?? 3);
 const run = `${process.env.BENCH_TAG ?? ''}${randomUUID().replaceAll('-', '').slice(0, 8)}`;
 const BROKERS = process.env.BROKERS;
 const otherDirs = (process.env.OTHER ?? '').split(',').filter(Boolean);
@@ -228,7 +231,7 @@ async function sample({ handOff }) {
   };
 }
 
-const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS, warmups: 1 });
+const samples = await interleavedRounds(contenders, sample, { rounds: ROUNDS, warmups: WARMUPS });
 const names = Object.keys(contenders);
 console.log(
   `node ${process.version}, ${new Date().toISOString().slice(0, 10)}, load average ${loadavg()

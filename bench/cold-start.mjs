@@ -6,7 +6,8 @@
 // The Express rows answer theirs over a real socket (Node's own IncomingMessage and ServerResponse): the README's
 // Express app, listening, one GET of another path answered before the clock. "express hand route" is the same
 // app answering the same delivery with node:crypto alone and no package: Express's and Node's HTTP share of a
-// first answer, which an Express row's first answer less this one leaves as the package's own.
+// first answer, which an Express row's first answer less this one leaves as the package's own. "fetch hand
+// route" is the same for the Fetch path: the Request answered with node:crypto alone.
 // Contenders take turns run by run, so background load hits them alike; medians of RUNS (default 21) runs.
 // ONLY (parts of row names, separated by |: the names have commas) runs only the rows whose names contain one.
 // Wall time and the child's CPU time (user + system) both: on a shared machine wall time mostly measures
@@ -53,6 +54,7 @@ const ROWS = [
     'messaging-webhooks (root + /express), own share',
     'messaging-webhooks (root + /fetch), own share',
     'express hand route (node:crypto, no package)',
+    'fetch hand route (node:crypto, no package)',
     'standardwebhooks',
     'stripe-node webhooks',
     'zod/mini alone',

@@ -57,13 +57,7 @@ export async function ownRabbitmqNode() {
     }
     // rabbitmq-server hands the node to the rabbitmq user in a session of its own: its processes are found by
     // this node's name in their environment, and stopped by their ids.
-    for (const pid of await processesWith(`RABBITMQ_NODENAME=${env.RABBITMQ_NODENAME}`)) {
-      try {
-        process.kill(pid, 'SIGTERM');
-      } catch {
-        // gone already
-      }
-    }
+    await endNode(env.RABBITMQ_NODENAME, 'SIGTERM');
     await until(async () => !(await listening()), { timeoutMs: 30_000, what: 'rabbitmq-server stopped' });
   }
   await start();
@@ -76,6 +70,32 @@ export async function ownRabbitmqNode() {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Signals every process of the node `name`, then waits until none is left: a node still shutting down writes
+ * its logs, and its folder cannot be removed under it. One that outlives a SIGTERM by 30 s is SIGKILLed.
+ */
+async function endNode(name: string, signal: NodeJS.Signals): Promise<void> {
+  const entry = `RABBITMQ_NODENAME=${name}`;
+  const signalAll = async (which: NodeJS.Signals) => {
+    for (const pid of await processesWith(entry)) {
+      try {
+        process.kill(pid, which);
+      } catch {
+        // gone already
+      }
+    }
+  };
+  const gone = async () => (await processesWith(entry)).length === 0;
+  await signalAll(signal);
+  try {
+    await until(gone, { timeoutMs: 30_000, what: `the processes of ${name} ended` });
+  } catch (error) {
+    if (signal === 'SIGKILL') throw error;
+    await signalAll('SIGKILL');
+    await until(gone, { timeoutMs: 10_000, what: `the processes of ${name} killed` });
+  }
 }
 
 /** The ids of the processes whose environment holds `entry` (this node's own name: only processes it started). */
@@ -132,15 +152,7 @@ export async function ownRabbitmqCluster(size = 3) {
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
     });
-  const stopNode = async (name: string) => {
-    for (const pid of await processesWith(`RABBITMQ_NODENAME=${name}`)) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // gone already
-      }
-    }
-  };
+  const stopNode = (name: string) => endNode(name, 'SIGKILL');
   try {
     for (const node of nodes) {
       await until(() => listeningOn(node.port), { timeoutMs: 90_000, what: `${node.name} listening` });
@@ -165,7 +177,7 @@ export async function ownRabbitmqCluster(size = 3) {
       );
       return (rows as { name: string; leader: string }[]).find((row) => row.name === queue)?.leader;
     },
-    /** SIGKILLs every process of the node. */
+    /** SIGKILLs every process of the node; resolves once they are gone. */
     kill: stopNode,
     /**
      * Finds the processes of the node now, and returns what SIGKILLs them at once (no wait between the

@@ -58,7 +58,6 @@ export async function ownRabbitmqNode() {
     // rabbitmq-server hands the node to the rabbitmq user in a session of its own: its processes are found by
     // this node's name in their environment, and stopped by their ids.
     await endNode(env.RABBITMQ_NODENAME, 'SIGTERM');
-    await until(async () => !(await listening()), { timeoutMs: 30_000, what: 'rabbitmq-server stopped' });
   }
   await start();
   return {
